@@ -1,0 +1,292 @@
+/*
+ * uiwarp — a software RNIC in user space.
+ *
+ * Public API: devices, protection domains, memory regions, completion
+ * queues, queue pairs and work requests, modelled on libibverbs; the
+ * connection manager is in <uiwarp/cm.h>.
+ *
+ * Conventions
+ *  - Functions returning int return 0 on success and a negative errno value
+ *    on failure.  Constructors return NULL and set errno.  In both cases
+ *    uiw_last_error() returns a message describing the failure (per thread).
+ *  - All objects are thread safe unless stated otherwise.
+ */
+#ifndef UIWARP_UIWARP_H
+#define UIWARP_UIWARP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UIW_VERSION_MAJOR 0
+#define UIW_VERSION_MINOR 1
+
+struct uiw_device;
+struct uiw_pd;
+struct uiw_cq;
+struct uiw_qp;
+
+/* Message describing the last failure of a uiw_ call in this thread. */
+const char *uiw_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Device                                                             */
+
+struct uiw_device_attr {
+	char name[32];
+	uint32_t max_qp;
+	uint32_t max_cq;
+	uint32_t max_mr;
+	uint32_t max_qp_wr;     /* per queue */
+	uint32_t max_sge;
+	uint32_t max_cqe;
+	uint32_t max_ird;       /* inbound RDMA Read / atomic requests per QP */
+	uint32_t max_ord;       /* outbound RDMA Read / atomic requests per QP */
+	uint32_t max_msg_size;
+	uint32_t max_private_data; /* MPA private data, octets */
+	uint32_t cap_flags;     /* UIW_DEV_CAP_* */
+};
+
+enum {
+	UIW_DEV_CAP_ATOMIC   = 1u << 0,  /* RFC 7306 atomics */
+	UIW_DEV_CAP_IMM_DATA = 1u << 1,  /* RFC 7306 immediate data */
+};
+
+/* Opens a new software RNIC.  name may be NULL ("uiw0", "uiw1", ...). */
+struct uiw_device *uiw_device_open(const char *name);
+/* Closes a device; fails with -EBUSY while objects created on it remain. */
+int uiw_device_close(struct uiw_device *dev);
+int uiw_device_query(struct uiw_device *dev, struct uiw_device_attr *attr);
+
+/* ------------------------------------------------------------------ */
+/* Protection domains and memory regions                              */
+
+struct uiw_pd *uiw_pd_alloc(struct uiw_device *dev);
+int uiw_pd_free(struct uiw_pd *pd);   /* -EBUSY while MRs or QPs use it */
+
+enum uiw_access {
+	UIW_ACCESS_LOCAL_WRITE   = 1u << 0,
+	UIW_ACCESS_REMOTE_WRITE  = 1u << 1,
+	UIW_ACCESS_REMOTE_READ   = 1u << 2,
+	UIW_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+/* A registered memory region.  lkey and rkey are the same STag:
+ * 24-bit index, 8-bit key (RFC 5040 §2.1).  Read-only for the user. */
+struct uiw_mr {
+	struct uiw_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	unsigned access;
+};
+
+struct uiw_mr *uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length,
+			  unsigned access);
+int uiw_dereg_mr(struct uiw_mr *mr);
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                  */
+
+enum uiw_wc_status {
+	UIW_WC_SUCCESS = 0,
+	UIW_WC_LOC_LEN_ERR,      /* receive buffer too small, bad length */
+	UIW_WC_LOC_QP_OP_ERR,    /* local QP operation error */
+	UIW_WC_LOC_PROT_ERR,     /* local protection (lkey, PD, rights) */
+	UIW_WC_WR_FLUSH_ERR,     /* flushed: the QP left RTS */
+	UIW_WC_BAD_RESP_ERR,     /* unexpected response from the peer */
+	UIW_WC_LOC_ACCESS_ERR,   /* local access error on placement */
+	UIW_WC_REM_INV_REQ_ERR,  /* peer reported an invalid request */
+	UIW_WC_REM_ACCESS_ERR,   /* peer reported a protection error */
+	UIW_WC_REM_OP_ERR,       /* peer reported an operation error */
+	UIW_WC_FATAL_ERR,        /* connection lost, LLP error */
+	UIW_WC_GENERAL_ERR,
+};
+const char *uiw_wc_status_str(enum uiw_wc_status status);
+
+enum uiw_wc_opcode {
+	UIW_WC_SEND,
+	UIW_WC_RDMA_WRITE,
+	UIW_WC_RDMA_READ,
+	UIW_WC_LOCAL_INV,
+	UIW_WC_FETCH_ADD,
+	UIW_WC_CMP_SWP,
+	UIW_WC_RECV,            /* an untagged message arrived */
+	UIW_WC_RECV_RDMA_WITH_IMM, /* immediate data (RFC 7306) */
+};
+
+enum {
+	UIW_WC_F_WITH_INV   = 1u << 0, /* Send with Invalidate: invalidated_stag */
+	UIW_WC_F_WITH_IMM   = 1u << 1, /* imm_data is valid */
+	UIW_WC_F_SOLICITED  = 1u << 2, /* message carried the SE bit */
+};
+
+/* Why a QP left RTS: the RFC 5040 §4.8 Terminate control fields. */
+struct uiw_term_cause {
+	uint8_t layer;  /* 0 RDMAP, 1 DDP, 2 LLP (UIW_TERM_LAYER_*) */
+	uint8_t etype;
+	uint8_t ecode;
+	uint8_t origin; /* UIW_TERM_NONE, _LOCAL (we sent it), _REMOTE, _LLP */
+};
+enum { UIW_TERM_NONE = 0, UIW_TERM_LOCAL, UIW_TERM_REMOTE, UIW_TERM_LLP };
+enum { UIW_TERM_LAYER_RDMAP = 0, UIW_TERM_LAYER_DDP = 1, UIW_TERM_LAYER_LLP = 2 };
+/* Human-readable name of a Terminate cause ("DDP untagged buffer error: invalid QN"). */
+const char *uiw_term_cause_str(const struct uiw_term_cause *cause);
+
+struct uiw_wc {
+	uint64_t wr_id;
+	enum uiw_wc_status status;
+	enum uiw_wc_opcode opcode;
+	uint32_t byte_len;      /* bytes received / read / written */
+	uint32_t flags;         /* UIW_WC_F_* */
+	uint32_t invalidated_stag;
+	uint32_t qp_num;
+	uint64_t imm_data;
+	struct uiw_qp *qp;
+	/* For error statuses: the Terminate that ended the stream, if any. */
+	struct uiw_term_cause term;
+};
+
+/* A completion queue of at least cqe entries. */
+struct uiw_cq *uiw_cq_create(struct uiw_device *dev, int cqe);
+int uiw_cq_destroy(struct uiw_cq *cq);    /* -EBUSY while QPs use it */
+/* Returns the number of completions written to wc (0..n), or -errno
+ * (-EOVERFLOW once the CQ has overflowed). */
+int uiw_cq_poll(struct uiw_cq *cq, int n, struct uiw_wc *wc);
+/* A file descriptor that becomes readable when an armed notification
+ * fires; use with poll/epoll, then uiw_cq_ack_events(). */
+int uiw_cq_fd(struct uiw_cq *cq);
+/* Arms the CQ: the next completion (solicited_only: the next solicited
+ * receive completion or any error completion) makes the fd readable. */
+int uiw_cq_req_notify(struct uiw_cq *cq, int solicited_only);
+/* Consumes notifications that made the fd readable; returns their count. */
+int uiw_cq_ack_events(struct uiw_cq *cq);
+/* Blocks until the fd is readable or timeout_ms passes (-1: forever);
+ * returns 1 on an event, 0 on timeout, -errno on error. */
+int uiw_cq_wait(struct uiw_cq *cq, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                        */
+
+/* RFC 5040 §6 states. */
+enum uiw_qp_state {
+	UIW_QPS_IDLE = 0,
+	UIW_QPS_RTS,
+	UIW_QPS_CLOSING,
+	UIW_QPS_TERMINATE,
+	UIW_QPS_ERROR,
+};
+const char *uiw_qp_state_str(enum uiw_qp_state state);
+
+struct uiw_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data; /* 0: no inline sends */
+};
+
+struct uiw_qp_init_attr {
+	struct uiw_cq *send_cq;
+	struct uiw_cq *recv_cq;
+	struct uiw_qp_cap cap;
+	int sq_sig_all;           /* every send WR is signalled */
+	void *qp_context;
+};
+
+struct uiw_qp_attr {
+	enum uiw_qp_state state;
+	uint32_t qp_num;
+	struct uiw_qp_cap cap;
+	uint32_t ird;             /* negotiated inbound Read/atomic depth */
+	uint32_t ord;             /* negotiated outbound Read/atomic depth */
+	uint32_t mulpdu;          /* current maximum ULPDU size */
+	int crc;                  /* MPA CRC in use */
+	int markers_tx;           /* we insert markers */
+	int markers_rx;           /* the peer inserts markers */
+	struct uiw_term_cause term; /* why the QP left RTS, if it did */
+	char term_msg[128];       /* a log line describing it */
+};
+
+struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
+			     const struct uiw_qp_init_attr *attr);
+/* Destroys a QP; a connected QP is disconnected abortively first. */
+int uiw_qp_destroy(struct uiw_qp *qp);
+int uiw_qp_query(struct uiw_qp *qp, struct uiw_qp_attr *attr);
+void *uiw_qp_context(struct uiw_qp *qp);
+
+struct uiw_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum uiw_wr_opcode {
+	UIW_WR_SEND = 0,
+	UIW_WR_SEND_WITH_INV,     /* invalidates the peer's invalidate_stag */
+	UIW_WR_RDMA_WRITE,
+	UIW_WR_RDMA_READ,
+	UIW_WR_LOCAL_INV,         /* invalidates local invalidate_stag */
+	UIW_WR_RDMA_WRITE_WITH_IMM, /* RFC 7306 */
+	UIW_WR_IMMEDIATE,         /* RFC 7306 Immediate Data */
+	UIW_WR_ATOMIC_FETCH_ADD,  /* RFC 7306 */
+	UIW_WR_ATOMIC_CMP_SWP,    /* RFC 7306 */
+};
+
+enum {
+	UIW_SEND_SIGNALED  = 1u << 0,
+	UIW_SEND_SOLICITED = 1u << 1, /* Send with SE / Immediate with SE */
+	UIW_SEND_INLINE    = 1u << 2, /* copy payload at post time */
+	UIW_SEND_FENCE     = 1u << 3, /* wait for outstanding Reads first */
+};
+
+struct uiw_send_wr {
+	uint64_t wr_id;
+	struct uiw_send_wr *next;
+	struct uiw_sge *sg_list;
+	int num_sge;
+	enum uiw_wr_opcode opcode;
+	unsigned send_flags;
+	uint32_t invalidate_stag;   /* SEND_WITH_INV, LOCAL_INV */
+	uint64_t imm_data;          /* WRITE_WITH_IMM, IMMEDIATE */
+	union {
+		struct {
+			uint64_t remote_addr; /* tagged offset */
+			uint32_t rkey;        /* remote STag */
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint64_t compare_add_mask;
+			uint64_t swap_mask;
+		} atomic;
+	} wr;
+};
+
+struct uiw_recv_wr {
+	uint64_t wr_id;
+	struct uiw_recv_wr *next;
+	struct uiw_sge *sg_list;
+	int num_sge;
+};
+
+/* Post work requests.  On failure *bad_wr (if not NULL) points at the
+ * first request not posted. */
+int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
+		  struct uiw_send_wr **bad_wr);
+int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
+		  struct uiw_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <uiwarp/cm.h>
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * The engine ("the RNIC") as the lower layers and the connection manager
+ * see it.  Sans-I/O: the engine never touches a socket.  The LLP asks it
+ * where the next received octets go (rx_iov), tells it how many arrived
+ * (rx_done), asks it what to send next (tx_iov) and tells it how much
+ * went out (tx_done).  These calls lock the QP internally; the LLP
+ * serialises its own receive calls and its own transmit calls (one
+ * receiver and one transmitter at a time per QP).
+ */
+#ifndef UIW_RNIC_RNIC_H
+#define UIW_RNIC_RNIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <uiwarp/uiwarp.h>
+#include "../wire/err.h"
+
+struct uiw_rt;
+
+/* The device's runtime (progress thread, epoll); see rt/rt.h. */
+struct uiw_rt *uiw_device_rt(struct uiw_device *dev);
+
+/* How the LLP frames the stream; fixed when the QP enters RTS. */
+struct uiw_llp_params {
+	bool crc;             /* generate and check MPA CRC */
+	bool markers_tx;      /* insert markers (the peer asked for them) */
+	bool markers_rx;      /* expect markers (we asked for them) */
+	bool hold_tx;         /* MPA responder: send no FPDU until one valid
+				 FPDU was received (RFC 5044 §7.1.2 rule 4) */
+	uint32_t mulpdu;      /* maximum ULPDU we send */
+	uint32_t ird, ord;    /* negotiated inbound/outbound Read depth */
+};
+
+/* Callbacks from the engine to the LLP that carries the QP. */
+struct uiw_llp_ops {
+	/* New transmit work was queued outside the LLP's own calls (a posted
+	 * work request): the LLP should call tx_iov soon.  Called without the
+	 * QP lock held. */
+	void (*kick)(void *ctx);
+	/* The engine wants the connection to end: after the last octet of
+	 * tx (a Terminate, or a graceful disconnect) is sent the LLP closes
+	 * (abortive: reset at once, discarding unsent octets).  Called
+	 * without the QP lock held. */
+	void (*close)(void *ctx, bool abortive);
+};
+
+/* Binds the QP to a connected LLP and moves it Idle -> RTS.
+ * Returns 0 or -errno (-EINVAL if the QP is not Idle). */
+int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
+		      const struct uiw_llp_ops *ops, void *ctx);
+/* The LLP is gone (closed, reset, or finished closing); the engine will
+ * not call ops again after this returns.  err: UIW_OK for an orderly
+ * close after uiw_qp_disconnect, UIW_E_MPA_CLOSED when the connection was
+ * lost.  Moves the QP to Error (or Idle after a clean close) and flushes
+ * every outstanding work request exactly once. */
+void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err);
+
+/* Receive path.  Fills at most max iovecs with where the next octets of
+ * the stream go (direct placement: registered memory, posted receive
+ * buffers, or engine scratch for headers, markers, pad and CRC).  Returns
+ * the count (>= 1 while the QP accepts input), 0 when the QP no longer
+ * reads (Terminate sent or received; the LLP should stop reading). */
+int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
+/* n octets (n <= the sum of the last rx_iov) arrived.  Returns 0, or
+ * -EPROTO when they ended the stream (a Terminate is then queued for tx
+ * and ops->close follows once it is sent). */
+int uiw_qp_rx_done(struct uiw_qp *qp, size_t n);
+
+/* Transmit path.  Fills at most max iovecs with the next octets to send
+ * (FPDUs with headers, payload slices of registered memory, pad, markers
+ * and CRC); returns the count, 0 when there is nothing to send now.  The
+ * iovecs stay valid until tx_done accounts for them; calling tx_iov again
+ * before tx_done returns the same octets (plus possibly more). */
+int uiw_qp_tx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
+/* n octets of the last tx_iov were sent. */
+void uiw_qp_tx_done(struct uiw_qp *qp, size_t n);
+
+/* Graceful close requested by the consumer (RFC 5040 §6, RTS -> Closing):
+ * the engine stops taking new work requests, lets queued ones go out,
+ * then calls ops->close(ctx, false). */
+int uiw_qp_disconnect(struct uiw_qp *qp);
+/* The peer closed its half in an orderly way (TCP FIN) while the QP was
+ * in RTS or Closing. */
+void uiw_qp_llp_fin(struct uiw_qp *qp);
+
+uint32_t uiw_qp_num(const struct uiw_qp *qp);
+struct uiw_device *uiw_qp_device(const struct uiw_qp *qp);
+enum uiw_qp_state uiw_qp_state(struct uiw_qp *qp);
+/* Default IRD/ORD a QP offers before negotiation. */
+void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
+			    uint32_t *ord);
+
+#endif
