@@ -9,6 +9,7 @@
 #ifndef UIW_WIRE_ERR_H
 #define UIW_WIRE_ERR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* 0 is "no error"; bit 16 marks a valid error so that 0/0/0 is expressible. */
@@ -60,12 +61,22 @@ typedef uint32_t uiw_err_t;
 #define UIW_E_MPA_INSUFFICIENT_IRD      UIW_ERR(2, 0, 0x06)
 #define UIW_E_MPA_NO_MATCHING_RTR       UIW_ERR(2, 0, 0x07)
 
-/* Name of an error ("DDP untagged buffer error: invalid QN"); never NULL. */
+/* Name of an error ("DDP untagged buffer error: invalid QN"); never NULL.
+ * A triple no RFC defines reads "layer 1 etype 2 code 0x09" (kept in a
+ * per-thread buffer until the next such call). */
 const char *uiw_err_str(uiw_err_t e);
+/* True when e is one of the triples above.  For a local catastrophic
+ * error (RDMAP or DDP, error type 0) any error code counts, as RFC 5040
+ * Figure 9 allows. */
+bool uiw_err_known(uiw_err_t e);
 
 /* Completion status (enum uiw_wc_status) that a local work request gets
  * when the stream ends because of e.  remote: e came in a Terminate from
- * the peer (REM_* statuses) rather than being detected here. */
+ * the peer (REM_* statuses) rather than being detected here.  Protection
+ * errors give LOC_PROT_ERR / REM_ACCESS_ERR, "too long" and "invalid MO"
+ * LOC_LEN_ERR / REM_INV_REQ_ERR, bad versions and opcodes BAD_RESP_ERR /
+ * REM_INV_REQ_ERR, catastrophic ones LOC_QP_OP_ERR / REM_OP_ERR, every
+ * LLP error FATAL_ERR; UIW_OK gives SUCCESS.  The table is in err.c. */
 int uiw_err_wc_status(uiw_err_t e, int remote);
 
 #endif

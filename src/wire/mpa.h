@@ -44,7 +44,10 @@ size_t uiw_mpa_frame_encode(uint8_t *buf, size_t cap,
  *   UIW_OK and *consumed = frame length, when a whole frame is there;
  *   UIW_OK and *consumed = 0, when more octets are needed;
  *   UIW_E_MPA_INVALID_FRAME for a wrong key or pd_len > UIW_MPA_PD_MAX.
- * The revision is not judged here (the CM decides what it accepts). */
+ * A wrong key octet is refused as soon as it is in buf, pd_len as soon
+ * as the 20 header octets are.  f->pd is NULL when pd_len is 0.
+ * Flags (including R and the reserved bits) and the revision are not
+ * judged here (the CM decides what it accepts). */
 uiw_err_t uiw_mpa_frame_decode(const uint8_t *buf, size_t len,
 			       bool expect_reply, struct uiw_mpa_frame *f,
 			       size_t *consumed);
@@ -64,6 +67,9 @@ struct uiw_mpa_v2 {
 	bool p2p;                /* A */
 	bool rtr_send, rtr_write, rtr_read;  /* B, C, D */
 };
+/* Encode: IRD/ORD above 0x3fff are sent as 0x3fff; B, C and D are sent
+ * only with A (RFC 6581 §9.2).  Decode: B, C and D read as false when A
+ * is 0 (they MUST be ignored then). */
 void uiw_mpa_v2_encode(uint8_t out[UIW_MPA_V2_LEN], const struct uiw_mpa_v2 *v);
 void uiw_mpa_v2_decode(const uint8_t in[UIW_MPA_V2_LEN], struct uiw_mpa_v2 *v);
 
@@ -101,12 +107,25 @@ struct uiw_mpa_piece {
 	uint32_t off;       /* ULPDU: offset within the ULPDU */
 	uint32_t len;       /* octets in the stream */
 };
-/* Upper bound of pieces for an FPDU of ulpdu_len octets. */
+/* Upper bound of pieces for an FPDU of ulpdu_len octets: it holds for
+ * every ulpdu_len up to 65535 at every stream position (test_mpa checks
+ * it over its ranges). */
 #define UIW_MPA_MAX_PIECES(ulpdu_len) (2u * ((ulpdu_len) / 508u + 2u) + 4u)
 /* Returns the number of pieces written (at most max), or 0 when max is
- * too small.  *fpdu_len gets the FPDU's total stream length, markers
- * included.  All pieces up to (not including) CRC are covered by the
- * CRC (RFC 5044 §4.4 rules 1 and 2). */
+ * too small or the FPDU cannot exist: ulpdu_len > 65535, or with markers
+ * a pos that is not a multiple of 4 (FPDUs and markers are multiples of
+ * 4 octets, so no valid FPDU starts there) or a marker that would lie
+ * more than 65535 octets after the ULPDU_Length field.  *fpdu_len gets
+ * the FPDU's total stream length, markers included (a multiple of 4).
+ * All pieces up to (not including) CRC are covered by the CRC (RFC 5044
+ * §4.4 rules 1 and 2).
+ * The pieces: [MARKER fpduptr 0 when pos % 512 == 0] LEN, then the ULPDU
+ * in one or more pieces with a MARKER wherever the stream crosses a
+ * multiple of 512 (FPDUPTR = distance from the ULPDU_Length field to the
+ * marker), PAD, possibly a MARKER right before the CRC field, CRC.
+ * No piece has len 0 (an empty ULPDU or pad gives no piece); markers
+ * never split LEN, PAD or CRC.  A marker due right after the CRC field
+ * belongs to the next FPDU.  No allocation; O(pieces). */
 unsigned uiw_mpa_layout(uint64_t pos, uint32_t ulpdu_len, bool markers,
 			struct uiw_mpa_piece *out, unsigned max,
 			uint32_t *fpdu_len);
@@ -121,15 +140,32 @@ size_t uiw_mpa_fpdu_encode(uint8_t *buf, size_t cap, uint64_t pos,
  * len octets available), checking FPDUPTRs (UIW_E_MPA_MARKER) and the
  * CRC when crc is true (UIW_E_MPA_CRC).  On UIW_OK with *consumed != 0,
  * the ULPDU (markers removed) is copied to ulpdu (cap ulpdu_cap) and its
- * length stored in *ulpdu_len; *consumed = 0 means more octets needed. */
+ * length stored in *ulpdu_len; *consumed = 0 means more octets needed.
+ * Never reads past len.  Order of checks: the CRC first, then the
+ * markers (RFC 5044 §8 code 3 applies "in the event that the CRC is
+ * valid"); a marker's reserved half is ignored and the two low FPDUPTR
+ * bits count as zero (§4.2).
+ * A ULPDU_Length greater than ulpdu_cap (what this receiver accepts) is
+ * reported as UIW_E_MPA_MARKER, the FPDU framing error of RFC 5044 §8
+ * code 3: such a length cannot delimit an FPDU this receiver takes, so
+ * the stream is out of step.  It is reported as soon as the length
+ * field is in buf, before the rest (and the CRC) arrives, so a receiver
+ * never waits for octets it will refuse; UIW_E_MPA_INVALID_FRAME stays
+ * reserved for startup frames.  With markers, a pos that is not a
+ * multiple of 4 is reported as UIW_E_MPA_MARKER too. */
 uiw_err_t uiw_mpa_fpdu_decode(const uint8_t *buf, size_t len, uint64_t pos,
 			      bool markers, bool crc, uint8_t *ulpdu,
 			      size_t ulpdu_cap, uint16_t *ulpdu_len,
 			      size_t *consumed);
 
-/* MULPDU for an EMSS (RFC 5044 §4.5 / §8 formulas), with or without
- * markers.  A result is always at least enough for the largest DDP/RDMAP
- * header plus 4 octets. */
+/* MULPDU for an EMSS (RFC 5044 §4.5 formulas), with or without
+ * markers: EMSS - (6 + EMSS mod 4), minus 4 * Ceiling(EMSS / 512) more
+ * with markers (the markers that may fall in an FPDU of EMSS octets at
+ * any stream position), so that the whole FPDU fits in EMSS.  EMSS above
+ * 65535 counts as 65535.  Never less than UIW_MPA_MULPDU_MIN (§4.5: MPA
+ * must not shrink MULPDU below 128), which is more than the largest
+ * DDP/RDMAP header (18 + 28) plus 4 octets. */
+#define UIW_MPA_MULPDU_MIN 128u
 uint32_t uiw_mpa_mulpdu(uint32_t emss, bool markers);
 
 #endif
