@@ -150,7 +150,9 @@ struct uiw_term {
 /* Octets of Terminated RDMA Header for a message with this RDMAP opcode:
  * 28 for an RDMA Read Request, 0 for the others (which have no RDMAP
  * header of their own; RFC 5040 Figure 10 still sets R for a Send with
- * Invalidate). */
+ * Invalidate).  The RFC 7306 messages, the Atomic Request included, get
+ * 0 too: for them the Terminated RDMA Header "is set to zero" (RFC 7306
+ * §8.1 rule 2), so a Terminate for them carries none. */
 size_t uiw_term_rdmap_hdr_len(uint8_t opcode);
 /* Writes the Terminate payload (what follows the untagged DDP header);
  * returns its length, or 0 if cap is too small or a copied header's
