@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The loopback demonstration (`make demo`): a uiwarp-ping server and
+# client on 127.0.0.1 run rping's protocol over uiwarp, first step by
+# step, then with MPA markers and CRC, then for a throughput figure.
+#
+# usage: demo.sh <build-dir>
+set -uo pipefail
+
+build=${1:-build}
+ping=$build/uiwarp-ping
+if [ ! -x "$ping" ]; then
+	echo "demo: $ping is not built (run make demo from the top directory)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+spid=
+cleanup() {
+	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+bold=
+plain=
+if [ -t 1 ]; then
+	bold=$(printf '\033[1m')
+	plain=$(printf '\033[0m')
+fi
+title() { printf '\n%s== %s ==%s\n' "$bold" "$*" "$plain"; }
+fail() {
+	printf '\ndemo: FAILED: %s\n' "$*" >&2
+	exit 1
+}
+
+# run <name> "<server options>" "<client options>": starts a server on a
+# free port of 127.0.0.1 (-p 0; its first line names the port), runs the
+# client against it, and fails the demo unless both exit 0.  The outputs
+# are left in $tmp/<name>.{client,server}.
+runs=0
+run() {
+	local name=$1 sopts=$2 copts=$3 line fd port crc src
+	runs=$((runs + 1))
+	mkfifo "$tmp/$name.fifo"
+	timeout 300 "$ping" -s -a 127.0.0.1 -p 0 $sopts \
+		>"$tmp/$name.fifo" 2>"$tmp/$name.server.err" &
+	spid=$!
+	exec {fd}<"$tmp/$name.fifo"
+	IFS= read -r -t 30 line <&"$fd" ||
+		{ cat "$tmp/$name.server.err"; fail "the server did not start"; }
+	port=${line##* port }
+	cat <&"$fd" >"$tmp/$name.server" &
+	exec {fd}<&-
+	echo "\$ uiwarp-ping -s -a 127.0.0.1 -p $port${sopts:+ $sopts}"
+	echo "\$ uiwarp-ping -c -a 127.0.0.1 -p $port${copts:+ $copts}"
+	timeout 300 "$ping" -c -a 127.0.0.1 -p "$port" $copts \
+		>"$tmp/$name.client" 2>"$tmp/$name.client.err"
+	crc=$?
+	wait "$spid"
+	src=$?
+	spid=
+	wait
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		cat "$tmp/$name.client" "$tmp/$name.client.err" \
+			"$tmp/$name.server" "$tmp/$name.server.err" >&2
+		fail "$name: client exit status $crc, server exit status $src"
+	fi
+}
+indent() { sed 's/^/    /' "$@"; }
+
+cat <<EOF
+${bold}uiwarp demonstration${plain}: a software iWARP RNIC in user space.
+
+uiwarp-ping speaks librdmacm's rping protocol (RDMAP over DDP over MPA
+over TCP, here on 127.0.0.1).  For every ping:
+  1. the client Sends the address, STag and length of its source buffer;
+  2. the server RDMA Reads that buffer into its own, then Sends "go ahead";
+  3. the client Sends the address, STag and length of its sink buffer;
+  4. the server RDMA Writes the data into the sink, then Sends "go ahead";
+  5. the client compares sink and source (-V).
+EOF
+
+title "1. Three pings, step by step (-d trace, -v data, -V verify)"
+run steps "-d -v" "-d -v -V -C 3"
+echo
+echo "  The client's side:"
+indent "$tmp/steps.client"
+echo "  The server's side:"
+indent "$tmp/steps.server"
+grep -q '^client: 3 pings, .* data verified$' "$tmp/steps.client" ||
+	fail "the client did not verify 3 pings"
+n=$(grep -c 'RDMA Read of 64 bytes complete' "$tmp/steps.server")
+[ "$n" = 3 ] || fail "the server completed $n RDMA Reads, expected 3"
+n=$(grep -c 'RDMA Write of 64 bytes complete' "$tmp/steps.server")
+[ "$n" = 3 ] || fail "the server completed $n RDMA Writes, expected 3"
+
+title "2. MPA markers and CRC on both directions, 65537-byte pings"
+run markers "-d --markers=on --crc=on" \
+	"-d --markers=on --crc=on -V -C 200 -S 65537"
+echo
+grep -h 'connected with\| pings, ' "$tmp/markers.client" "$tmp/markers.server" | indent
+grep -q 'CRC on, markers sent on, received on' "$tmp/markers.client" ||
+	fail "markers or CRC were not negotiated"
+grep -q '^client: 200 pings, .* data verified$' "$tmp/markers.client" ||
+	fail "the client did not verify 200 pings"
+
+title "3. Throughput: 1 MiB pings, each moved by one RDMA Read and one RDMA Write"
+run big "" "-V -C 1000 -S 1048576"
+echo
+indent "$tmp/big.client"
+indent "$tmp/big.server"
+grep -q '^client: 1000 pings, .* MB/s, data verified$' "$tmp/big.client" ||
+	fail "the client did not verify 1000 pings"
+
+printf '\n%sdemo: every operation succeeded (Send, RDMA Read, RDMA Write, verification) in %d runs.%s\n' \
+	"$bold" "$runs" "$plain"

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# `make install` delivers a usable library: installs the build into a
+# staging directory (DESTDIR), checks every installed piece, then builds
+# the README's example program with pkg-config against the shared
+# library and against the static one, and runs both.
+#
+# usage: test_install.sh <build-dir> <source-dir>
+set -uo pipefail
+
+build=${1:?usage: test_install.sh <build-dir> <source-dir>}
+src=${2:?usage: test_install.sh <build-dir> <source-dir>}
+build=$(cd "$build" && pwd)
+src=$(cd "$src" && pwd)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+ok() { checks=$((checks + 1)); echo "ok   $*"; }
+bad() {
+	checks=$((checks + 1))
+	failures=$((failures + 1))
+	echo "FAIL $*"
+}
+die() {
+	bad "$*"
+	echo "$checks checks, $failures failed"
+	exit 1
+}
+
+for tool in cmake pkg-config cc readelf; do
+	command -v $tool >/dev/null || die "$tool is not installed"
+done
+
+# The install prefix and library directory the build was configured with.
+cache() {
+	sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"
+}
+prefix=$(cache CMAKE_INSTALL_PREFIX)
+libdir=$(cache CMAKE_INSTALL_LIBDIR)
+mandir=$(cache CMAKE_INSTALL_MANDIR)
+[ -n "$mandir" ] || mandir=share/man
+case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
+[ -n "$prefix" ] || die "no CMAKE_INSTALL_PREFIX in $build/CMakeCache.txt"
+[ -n "$libdir" ] || libdir=lib
+case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+
+stage=$tmp/stage
+if DESTDIR=$stage cmake --install "$build" >"$tmp/install.log" 2>&1; then
+	ok "cmake --install into a staging directory"
+else
+	cat "$tmp/install.log"
+	die "cmake --install failed"
+fi
+
+root=$stage$prefix
+lib=$stage$libdir
+need() {
+	if [ -e "$1" ]; then
+		ok "installed: ${1#$stage}"
+	else
+		bad "missing after install: ${1#$stage}"
+	fi
+}
+need "$root/include/uiwarp/uiwarp.h"
+need "$root/include/uiwarp/cm.h"
+need "$lib/libuiwarp.a"
+need "$lib/libuiwarp.so"
+need "$lib/libuiwarp.so.0"
+need "$lib/pkgconfig/uiwarp.pc"
+need "$root/bin/uiwarp-ping"
+need "$stage$mandir/man1/uiwarp-ping.1"
+[ $failures -eq 0 ] || die "the installation is incomplete"
+
+# Nothing outside the public headers is installed under include/.
+extra=$(find "$root/include" -type f ! -path "*/uiwarp/uiwarp.h" \
+	! -path "*/uiwarp/cm.h")
+[ -z "$extra" ] && ok "only the public headers are installed" ||
+	bad "unexpected installed headers: $extra"
+
+# The headers stand alone: a C file including only uiwarp.h compiles
+# with -std=c11 -pedantic.
+printf '#include <uiwarp/uiwarp.h>\nint main(void) { return uiw_last_error() == 0; }\n' \
+	>"$tmp/alone.c"
+if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" -c "$tmp/alone.c" \
+	-o "$tmp/alone.o" 2>"$tmp/alone.err"; then
+	ok "uiwarp.h compiles alone with -std=c11 -pedantic"
+else
+	bad "uiwarp.h does not compile alone"
+	cat "$tmp/alone.err"
+fi
+
+# pkg-config sees only the staged file; the sysroot maps its paths
+# (written for $prefix) into the staging directory.
+export PKG_CONFIG_LIBDIR=$lib/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$stage
+if ! pkg-config --exists --print-errors uiwarp; then
+	die "pkg-config does not find uiwarp"
+fi
+cflags=$(pkg-config --cflags uiwarp)
+libs=$(pkg-config --libs uiwarp)
+slibs=$(pkg-config --static --libs uiwarp)
+echo "     pkg-config --cflags: $cflags"
+echo "     pkg-config --libs: $libs"
+echo "     pkg-config --static --libs: $slibs"
+ok "pkg-config knows uiwarp $(pkg-config --modversion uiwarp)"
+
+hello=$src/examples/hello.c
+[ -f "$hello" ] || die "$hello is missing"
+
+# The README shows the example program as it is in examples/hello.c
+# (from its first #include on).
+if diff <(sed -n '/^```c$/,/^```$/p' "$src/README.md" | sed '1d;$d') \
+	<(sed -n '/^#include/,$p' "$hello") >"$tmp/readme.diff"; then
+	ok "README.md shows examples/hello.c as it is"
+else
+	bad "README.md and examples/hello.c differ"
+	cat "$tmp/readme.diff"
+fi
+
+# Shared: exactly the README's command line.
+if cc -o "$tmp/hello-shared" "$hello" $cflags $libs 2>"$tmp/cc.err"; then
+	ok "hello.c builds against the shared library"
+else
+	cat "$tmp/cc.err"
+	die "hello.c does not build against the shared library"
+fi
+if LD_LIBRARY_PATH=$lib ldd "$tmp/hello-shared" |
+	grep -q "libuiwarp.so.0 => $lib/libuiwarp.so.0"; then
+	ok "hello (shared) loads the installed libuiwarp.so.0"
+else
+	bad "hello (shared) does not load $lib/libuiwarp.so.0"
+	LD_LIBRARY_PATH=$lib ldd "$tmp/hello-shared"
+fi
+if LD_LIBRARY_PATH=$lib timeout 60 "$tmp/hello-shared" >"$tmp/out" 2>&1 &&
+	grep -q 'server received 13 bytes: "hello, iWARP"' "$tmp/out"; then
+	ok "hello (shared) runs: $(cat "$tmp/out")"
+else
+	bad "hello (shared) failed"
+	cat "$tmp/out"
+fi
+
+# Static: the same flags with --static, and libuiwarp.a in place of the
+# shared library (the system libraries it needs stay shared).
+slibs_a=$(printf '%s\n' $slibs | sed 's/^-luiwarp$/-l:libuiwarp.a/' | tr '\n' ' ')
+if cc -o "$tmp/hello-static" "$hello" $cflags $slibs_a 2>"$tmp/cc.err"; then
+	ok "hello.c builds against the static library"
+else
+	cat "$tmp/cc.err"
+	die "hello.c does not build with pkg-config --static"
+fi
+if readelf -d "$tmp/hello-static" | grep -q 'libuiwarp'; then
+	bad "hello (static) still needs libuiwarp.so"
+else
+	ok "hello (static) needs no libuiwarp.so"
+fi
+if timeout 60 "$tmp/hello-static" >"$tmp/out" 2>&1 &&
+	grep -q 'server received 13 bytes: "hello, iWARP"' "$tmp/out"; then
+	ok "hello (static) runs: $(cat "$tmp/out")"
+else
+	bad "hello (static) failed"
+	cat "$tmp/out"
+fi
+
+# The shared library exports the API and nothing else: every function
+# the installed headers declare, and no other symbol.
+syms=$(nm -D --defined-only "$lib/libuiwarp.so.0" |
+	awk '$2 ~ /^[TDBRVWi]$/ { sub(/@.*/, "", $3); print $3 }' | sort -u)
+api=$(cat "$root"/include/uiwarp/*.h | grep -Eo '[ *]uiw_[a-z0-9_]+\(' |
+	tr -d ' *(' | sort -u)
+missing=$(comm -13 <(printf '%s\n' $syms) <(printf '%s\n' $api))
+extra=$(comm -23 <(printf '%s\n' $syms) <(printf '%s\n' $api))
+if [ -n "$api" ] && [ -z "$missing" ]; then
+	ok "libuiwarp.so defines all $(printf '%s\n' $api | wc -l) API functions"
+else
+	bad "libuiwarp.so lacks API functions: $(echo $missing)"
+fi
+if [ -z "$extra" ]; then
+	ok "libuiwarp.so exports nothing beyond the API"
+else
+	bad "libuiwarp.so also exports: $(echo $extra | head -c 300)"
+fi
+
+# The installed tool runs.
+if "$root/bin/uiwarp-ping" --help >"$tmp/out" 2>&1 &&
+	grep -q 'uiwarp-ping -s' "$tmp/out"; then
+	ok "installed uiwarp-ping runs"
+else
+	bad "installed uiwarp-ping --help failed"
+	cat "$tmp/out"
+fi
+
+echo "$checks checks, $failures failed"
+[ $failures -eq 0 ]
