@@ -29,3 +29,10 @@ install: build
 
 clean:
 	rm -rf $(BUILD)
+
+# libFuzzer targets of tests/fuzz/ (clang), FUZZ_SECONDS each; build in
+# build-fuzz/, runs and findings in build-fuzz/run/.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz: deps
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)

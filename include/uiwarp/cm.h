@@ -73,6 +73,10 @@ int uiw_cm_get_event(struct uiw_cm_channel *ch, struct uiw_cm_event *ev,
 /* Listens on addr (port 0 picks one; see uiw_cm_local_addr). */
 int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		  socklen_t addrlen, int backlog, struct uiw_cm_id **listen_id);
+/* How long a listener waits for a new connection's MPA Request before it
+ * closes it (ms; 0: the default, 10000).  At most backlog connections
+ * wait for their Request at a time (RFC 5044 §7.1.2 rules 8 and 10). */
+int uiw_cm_set_startup_timeout(struct uiw_cm_id *listen_id, int timeout_ms);
 /* Connects qp to dst; events go to ch. */
 int uiw_cm_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 		   const struct sockaddr *dst, socklen_t dstlen,

@@ -384,7 +384,7 @@ static void test_transparent_ipv6(void **state)
 	int fd = listener(AF_INET6, &port);
 
 	if (fd < 0)
-		skip();		/* no ::1 on this machine */
+		fail_msg("cannot listen on ::1: %s", strerror(errno));
 	close(fd);
 	rig_start(&r, AF_INET6, NULL);
 	rig_connect(&r);
@@ -1090,7 +1090,8 @@ static uint16_t tool_start(struct tool *t, const char *const *args)
 	unsigned int port = 0;
 
 	if (tool_path() == NULL || access(tool_path(), X_OK) != 0)
-		skip();
+		fail_msg("uiwarp-faultproxy not found (%s)",
+			 tool_path() ? tool_path() : "no path");
 	tool_spawn(t, args);
 	assert_int_equal(tool_line(t, line, sizeof(line), TMO_MS), 0);
 	assert_int_equal(sscanf(line, "listening 127.0.0.1 %u", &port), 1);
