@@ -1,0 +1,50 @@
+/*
+ * MPA over TCP in Full Operation (RFC 5044): the LLP that carries a QP
+ * once the connection manager has finished the MPA startup.  It moves
+ * octets between the socket and the engine (readv straight into the
+ * places the engine names, one sendmsg per batch of FPDUs) and turns TCP
+ * events into engine calls.
+ */
+#ifndef UIW_LLP_TCP_H
+#define UIW_LLP_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../wire/err.h"
+
+struct uiw_rt;
+struct uiw_qp;
+struct uiw_tcp;
+
+/* The outcome of the MPA negotiation (RFC 5044 §7.1). */
+struct uiw_tcp_params {
+	bool crc;          /* CRC generated and checked */
+	bool markers_tx;   /* the peer asked for markers: we insert them */
+	bool markers_rx;   /* we asked for markers: the peer inserts them */
+	bool hold_tx;      /* MPA responder (RFC 5044 §7.1.2 rule 4) */
+	uint32_t ird, ord;
+};
+
+/* Called once on the progress thread after the QP was detached: the
+ * connection is over.  err is UIW_OK after an orderly close (ours or
+ * the peer's) and UIW_E_MPA_CLOSED when it was lost (reset, error). */
+typedef void (*uiw_tcp_closed_fn)(void *arg, uiw_err_t err);
+
+/* Progress thread.  Takes the connected non-blocking socket fd whose MPA
+ * startup ended exactly at the current stream position, sets
+ * TCP_NODELAY, computes MULPDU from the current EMSS, attaches qp
+ * (Idle -> RTS) and starts moving octets.  Returns 0, or -errno with fd
+ * left to the caller (nothing else changed). */
+int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
+		  const struct uiw_tcp_params *p, uiw_tcp_closed_fn closed,
+		  void *arg, struct uiw_tcp **out);
+/* Progress thread.  Resets the connection now if it is still up: the QP
+ * is detached with UIW_E_MPA_CLOSED and closed() is called. */
+void uiw_tcp_abort(struct uiw_tcp *t);
+/* Progress thread.  True once the QP is detached and the socket closed. */
+bool uiw_tcp_done(const struct uiw_tcp *t);
+/* Progress thread.  Frees t; a connection still up is reset first
+ * (the QP detached with UIW_E_MPA_CLOSED) without calling closed(). */
+void uiw_tcp_free(struct uiw_tcp *t);
+
+#endif
