@@ -37,17 +37,24 @@ struct uiw_llp_params {
 struct uiw_llp_ops {
 	/* New transmit work was queued outside the LLP's own calls (a posted
 	 * work request): the LLP should call tx_iov soon.  Called without the
-	 * QP lock held. */
+	 * QP lock held.  Also called at the end of uiw_qp_llp_attach when
+	 * work requests posted while Idle are waiting, from another QP's
+	 * thread when a shared CQ overflowed, and from uiw_qp_disconnect. */
 	void (*kick)(void *ctx);
 	/* The engine wants the connection to end: after the last octet of
 	 * tx (a Terminate, or a graceful disconnect) is sent the LLP closes
 	 * (abortive: reset at once, discarding unsent octets).  Called
-	 * without the QP lock held. */
+	 * without the QP lock held.  It may be called from inside the LLP's
+	 * own rx_done / tx_done / tx_iov (the moment the engine learns that
+	 * the stream is over), and from uiw_qp_destroy (abortive); the LLP
+	 * may call uiw_qp_llp_detach from inside it. */
 	void (*close)(void *ctx, bool abortive);
 };
 
 /* Binds the QP to a connected LLP and moves it Idle -> RTS.
- * Returns 0 or -errno (-EINVAL if the QP is not Idle). */
+ * Returns 0 or -errno (-EINVAL if the QP is not Idle, MULPDU below 128,
+ * IRD/ORD above the device's).  A MULPDU above 64768 is used as 64768
+ * (RFC 5044 §3). */
 int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 		      const struct uiw_llp_ops *ops, void *ctx);
 /* The LLP is gone (closed, reset, or finished closing); the engine will
@@ -65,14 +72,22 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err);
 int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
 /* n octets (n <= the sum of the last rx_iov) arrived.  Returns 0, or
  * -EPROTO when they ended the stream (a Terminate is then queued for tx
- * and ops->close follows once it is sent). */
+ * and ops->close follows once it is sent; or a Terminate arrived).
+ * While iovecs that name registered memory are with the LLP, the region
+ * cannot finish deregistering; rx_done (n may be 0, e.g. after a read
+ * that returned EAGAIN) or the next rx_iov gives them back.  Received
+ * octets may queue transmit work (Read Responses, a Terminate, a
+ * responder's first FPDU): the LLP calls tx_iov after rx_done. */
 int uiw_qp_rx_done(struct uiw_qp *qp, size_t n);
 
 /* Transmit path.  Fills at most max iovecs with the next octets to send
  * (FPDUs with headers, payload slices of registered memory, pad, markers
  * and CRC); returns the count, 0 when there is nothing to send now.  The
  * iovecs stay valid until tx_done accounts for them; calling tx_iov again
- * before tx_done returns the same octets (plus possibly more). */
+ * before tx_done returns the same octets (plus possibly more).  The rest
+ * of a partly sent FPDU comes alone, so that the next sendmsg starts
+ * with a whole FPDU (RFC 5044 §5.1: segments should start at FPDU
+ * boundaries). */
 int uiw_qp_tx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
 /* n octets of the last tx_iov were sent. */
 void uiw_qp_tx_done(struct uiw_qp *qp, size_t n);

@@ -1,0 +1,1103 @@
+/*
+ * Queue pairs: creation, work request posting, the RFC 5040 §6 states
+ * (Idle, RTS, Closing, Terminate, Error), completions in order, flushing,
+ * and the binding to an LLP (attach, detach, close).
+ *
+ * Posting (documented in uiwarp.h terms):
+ *  - receives may be posted in Idle and RTS; sends may be posted in Idle
+ *    (they are queued and go out once the QP is in RTS) and in RTS;
+ *  - in Closing, Terminate and Error every post fails with -EINVAL and a
+ *    message (RFC 5041 §6.2.1: after a graceful teardown request "any
+ *    further data transfer requests ... MUST return an error"); the work
+ *    requests that were outstanding when the QP left RTS have completed
+ *    (successfully, or with a flush status) exactly once.
+ *
+ * Locking: qp->lock protects everything in the QP; a CQ's lock is taken
+ * inside it, never the other way.  Callbacks into the LLP (kick, close)
+ * are made without the lock, and detach waits until they have returned.
+ */
+#include "qp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cq.h"
+#include "dev.h"
+#include "../rt/log.h"
+
+/* The QP whose LLP callback this thread is running (detach from inside
+ * a callback must not wait for itself). */
+static _Thread_local struct uiw_qp *cb_qp;
+
+static const char *qps(enum uiw_qp_state s)
+{
+	return uiw_qp_state_str(s);
+}
+
+/* ---- Completions ----------------------------------------------------- */
+
+static enum uiw_wc_opcode wc_opcode(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case UIW_WR_RDMA_WRITE:
+		return UIW_WC_RDMA_WRITE;
+	case UIW_WR_RDMA_READ:
+		return UIW_WC_RDMA_READ;
+	case UIW_WR_LOCAL_INV:
+		return UIW_WC_LOCAL_INV;
+	default:
+		return UIW_WC_SEND;
+	}
+}
+
+void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
+		     struct uiw_wc *wc, struct uiw_qp_act *act)
+{
+	wc->qp_num = qp->qpn;
+	wc->qp = qp;
+	if (wc->status != UIW_WC_SUCCESS)
+		wc->term = qp->cause;
+	if (uiw_cq_push(cq, wc))
+		return;
+	if (act->ovf[0] != cq && act->ovf[1] != cq)
+		act->ovf[act->ovf[0] ? 1 : 0] = cq;
+	if (qp->state != UIW_QPS_TERMINATE && qp->state != UIW_QPS_ERROR) {
+		struct uiw_fail f = {
+			.err = UIW_E_RDMAP_LOCAL_CATA,
+			.origin = UIW_TERM_LOCAL,
+			.send_term = true,
+			.sq_idx = -1, .rq_idx = -1, .status = -1,
+			.detail = "completion queue overflow",
+		};
+
+		uiw_qp_fail(qp, &f, act);
+	}
+}
+
+/* RFC 5040 §5.5 rule 15: operations complete in the order submitted. */
+void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	while (qp->sq_head != qp->sq_tail) {
+		struct uiw_sq_slot *s = uiw_sq_at(qp, qp->sq_head);
+
+		if (s->state != UIW_SQ_DONE)
+			break;
+		qp->sq_head++;
+		s->state = UIW_SQ_FREE;
+		if (s->signaled) {
+			struct uiw_wc wc = {
+				.wr_id = s->wr_id,
+				.status = UIW_WC_SUCCESS,
+				.opcode = wc_opcode(s->opcode),
+				.byte_len = s->opcode == UIW_WR_LOCAL_INV ?
+					    0 : s->length,
+			};
+
+			uiw_qp_post_cqe(qp, qp->scq, &wc, act);
+		}
+	}
+}
+
+/* A send WR is done when all its frames are out and, for a Read, its
+ * Response has been placed (RFC 5040 §5.5 rules 14 and 19). */
+void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr, struct uiw_qp_act *act)
+{
+	struct uiw_sq_slot *s = uiw_sq_at(qp, ctr);
+
+	if (s->state != UIW_SQ_BUILT || s->frames != 0)
+		return;
+	if (s->opcode == UIW_WR_RDMA_READ && !s->read_done)
+		return;
+	uiw_sq_release_holds(qp, s);
+	s->state = UIW_SQ_DONE;
+	uiw_qp_complete(qp, act);
+}
+
+/* Every outstanding WR completes once: the failing one with status, the
+ * others flushed. */
+static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
+		     int status, struct uiw_qp_act *act)
+{
+	uint32_t c;
+
+	for (c = qp->sq_head; c != qp->sq_tail; c++) {
+		struct uiw_sq_slot *s = uiw_sq_at(qp, c);
+		struct uiw_wc wc = {
+			.wr_id = s->wr_id,
+			.status = (int64_t)c == sq_fail ? status
+							: UIW_WC_WR_FLUSH_ERR,
+			.opcode = wc_opcode(s->opcode),
+		};
+
+		if (s->opcode == UIW_WR_RDMA_READ)
+			wc.byte_len = s->rd_got;
+		if (s->frames)
+			s->aborted = true;  /* holds go when they are sent */
+		else
+			uiw_sq_release_holds(qp, s);
+		s->state = UIW_SQ_FREE;
+		uiw_qp_post_cqe(qp, qp->scq, &wc, act);
+	}
+	qp->sq_head = qp->sq_next = qp->sq_tail;
+	qp->orq_count = 0;
+	if (qp->msg.kind == UIW_MSG_SQ)
+		qp->msg.kind = UIW_MSG_NONE;
+
+	for (c = qp->rq_head; c != qp->rq_tail; c++) {
+		struct uiw_rq_slot *r = uiw_rq_at(qp, c);
+		struct uiw_wc wc = {
+			.wr_id = r->wr_id,
+			.status = (int64_t)c == rq_fail ? status
+							: UIW_WC_WR_FLUSH_ERR,
+			.opcode = UIW_WC_RECV,
+			.byte_len = r->got,
+		};
+
+		uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
+	}
+	qp->rq_head = qp->rq_tail;
+}
+
+static void qp_set_cause(struct uiw_qp *qp, uiw_err_t err, int origin,
+			 const char *detail)
+{
+	static const char *const who[] = {
+		[UIW_TERM_NONE] = "",
+		[UIW_TERM_LOCAL] = "sent Terminate",
+		[UIW_TERM_REMOTE] = "received Terminate",
+		[UIW_TERM_LLP] = "connection lost",
+	};
+
+	qp->cause.layer = (uint8_t)UIW_ERR_LAYER(err);
+	qp->cause.etype = (uint8_t)UIW_ERR_ETYPE(err);
+	qp->cause.ecode = (uint8_t)UIW_ERR_ECODE(err);
+	qp->cause.origin = (uint8_t)origin;
+	snprintf(qp->term_msg, sizeof(qp->term_msg), "%s: %s%s%s",
+		 who[origin], uiw_err_str(err), detail && *detail ? " (" : "",
+		 detail && *detail ? detail : "");
+	if (detail && *detail)
+		strncat(qp->term_msg, ")",
+			sizeof(qp->term_msg) - strlen(qp->term_msg) - 1);
+}
+
+/* The Terminate message for err (RFC 5040 §4.8, §7.1). */
+static void qp_term_build(struct uiw_qp *qp, const struct uiw_fail *f)
+{
+	struct uiw_term *t = &qp->term;
+	uint8_t tmp[UIW_TERM_MAX_LEN];
+
+	memset(t, 0, sizeof(*t));
+	t->err = f->err;
+	uiw_term_hdrct(f->err, f->have_seg, f->have_rdmap, t);
+	if (t->m)
+		t->ddp_seg_len = qp->rx.ulen;
+	if (t->d) {
+		memcpy(t->ddp_hdr, qp->rx.hdr, sizeof(t->ddp_hdr));
+		t->ddp_hdr_len = (uint8_t)uiw_ddp_hdr_len(qp->rx.hdr[0]);
+	}
+	if (t->r) {
+		memcpy(t->rdmap_hdr, qp->rx.rreq, UIW_READ_REQ_LEN);
+		t->rdmap_hdr_len = (uint8_t)(t->d ?
+			uiw_term_rdmap_hdr_len(t->ddp_hdr[1]) :
+			UIW_READ_REQ_LEN);
+		if (t->rdmap_hdr_len == 0)
+			t->r = false;
+	}
+	if (uiw_term_encode(tmp, sizeof(tmp), t) == 0) {
+		/* The copies disagree with each other: send the cause alone. */
+		t->m = t->d = t->r = false;
+	}
+}
+
+void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
+		 struct uiw_qp_act *act)
+{
+	int status;
+	bool term;
+
+	if (qp->state == UIW_QPS_TERMINATE || qp->state == UIW_QPS_ERROR)
+		return;
+	qp_set_cause(qp, f->err, f->origin, f->detail);
+	/* RFC 5044 §7.1.2 rule 4: a responder that has not yet seen an FPDU
+	 * sends none, not even a Terminate: it just closes. */
+	term = f->send_term && qp->attached &&
+	       !(qp->lp.hold_tx && !qp->rx.any_seen);
+	if (term) {
+		qp_term_build(qp, f);
+		qp->term_pending = true;
+		qp->term_built = false;
+		qp->state = UIW_QPS_TERMINATE;
+		act->kick = true;
+	} else {
+		qp->state = UIW_QPS_ERROR;
+		if (qp->attached)
+			qp->close_req = true;
+	}
+	qp->rx.stopped = true;
+	UIW_DBG(2, "qp %u: %s", qp->qpn, qp->term_msg);
+	uiw_tx_abort(qp);
+	status = f->status >= 0 ? f->status :
+		 uiw_err_wc_status(f->err, f->origin == UIW_TERM_REMOTE);
+	qp_flush(qp, f->sq_idx, f->rq_idx, status, act);
+}
+
+/* The oldest send WR that has started (for a lost connection or a
+ * Terminate that names no WR). */
+static int64_t qp_oldest_started(struct uiw_qp *qp)
+{
+	uint32_t c;
+
+	for (c = qp->sq_head; c != qp->sq_next; c++) {
+		struct uiw_sq_slot *s = uiw_sq_at(qp, c);
+
+		if (s->state == UIW_SQ_ACTIVE || s->state == UIW_SQ_BUILT)
+			return c;
+	}
+	return -1;
+}
+
+int64_t uiw_qp_find_term_wr(struct uiw_qp *qp, const struct uiw_term *t)
+{
+	struct uiw_ddp_hdr h;
+	size_t hl;
+	uint32_t c;
+
+	/* Only a WR the copied header names is blamed: the others are in
+	 * an indeterminate state (RFC 5040 §6.2.1) and are flushed. */
+	if (!t->d || uiw_ddp_hdr_decode(t->ddp_hdr, t->ddp_hdr_len, &h, &hl) !=
+	    UIW_OK || !hl || h.tagged || h.qn > UIW_QN_READ_REQ)
+		return -1;
+	for (c = qp->sq_head; c != qp->sq_next; c++) {
+		struct uiw_sq_slot *s = uiw_sq_at(qp, c);
+		bool rd = s->opcode == UIW_WR_RDMA_READ;
+
+		if (s->state != UIW_SQ_ACTIVE && s->state != UIW_SQ_BUILT)
+			continue;
+		if (rd != (h.qn == UIW_QN_READ_REQ) || s->msn != h.msn)
+			continue;
+		if (rd || s->opcode == UIW_WR_SEND ||
+		    s->opcode == UIW_WR_SEND_WITH_INV)
+			return c;
+	}
+	return -1;
+}
+
+void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	if (!qp->attached || qp->close_called)
+		return;
+	/* RFC 5040 §6: Closing ends once the queued work has gone out, the
+	 * Reads have their Responses (unless the peer cannot send any more)
+	 * and the peer's Read Requests are answered. */
+	if (qp->state == UIW_QPS_CLOSING && qp->fr_count == 0 &&
+	    qp->msg.kind == UIW_MSG_NONE && qp->sq_next == qp->sq_tail &&
+	    qp->irq_next == qp->irq_tail &&
+	    (qp->rx_fin || qp->orq_count == 0))
+		qp->close_req = true;
+	if (qp->close_req && qp->fr_count == 0 && !qp->term_pending) {
+		qp->close_called = true;
+		act->close = true;
+		act->abortive = false;
+	}
+}
+
+/* ---- Callbacks and deferred work -------------------------------------- */
+
+static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
+			    struct uiw_qp *except);
+
+/* Under qp->lock: keeps the LLP from detaching while a callback runs;
+ * false when there is nothing to call. */
+static bool qp_cb_pin(struct uiw_qp *qp, const struct uiw_qp_act *act,
+		      const struct uiw_llp_ops **ops, void **ctx)
+{
+	if ((!act->kick && !act->close) || !qp->attached)
+		return false;
+	*ops = qp->ops;
+	*ctx = qp->ctx;
+	qp->cb_active++;
+	return true;
+}
+
+/* Without qp->lock: calls the LLP, then unpins. */
+static void qp_cb_run(struct uiw_qp *qp, const struct uiw_qp_act *act,
+		      const struct uiw_llp_ops *ops, void *ctx)
+{
+	struct uiw_qp *prev = cb_qp;
+
+	cb_qp = qp;
+	if (act->close)
+		ops->close(ctx, act->abortive);
+	else
+		ops->kick(ctx);
+	cb_qp = prev;
+	pthread_mutex_lock(&qp->lock);
+	if (--qp->cb_active == 0)
+		pthread_cond_broadcast(&qp->cond);
+	pthread_mutex_unlock(&qp->lock);
+}
+
+static void qp_callbacks(struct uiw_qp *qp, const struct uiw_qp_act *act)
+{
+	const struct uiw_llp_ops *ops;
+	void *ctx;
+	bool pinned;
+
+	if (!act->kick && !act->close)
+		return;
+	pthread_mutex_lock(&qp->lock);
+	pinned = qp_cb_pin(qp, act, &ops, &ctx);
+	pthread_mutex_unlock(&qp->lock);
+	if (pinned)
+		qp_cb_run(qp, act, ops, ctx);
+}
+
+void uiw_qp_act_run(struct uiw_qp *qp, const struct uiw_qp_act *act)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (act->ovf[i])
+			dev_cq_overflow(qp->dev, act->ovf[i], qp);
+	qp_callbacks(qp, act);
+}
+
+/* RFC 5040 §8.1.1 rule 10: an overflowed CQ affects only the streams
+ * that use it: each goes to Error (with a Terminate when connected).
+ * The LLP of each is called without the device lock: one QP at a time,
+ * pinned, then the list is looked at again (each QP is handled once). */
+static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
+			    struct uiw_qp *except)
+{
+	for (;;) {
+		const struct uiw_llp_ops *ops = NULL;
+		struct uiw_qp_act act = { 0 };
+		struct uiw_qp *qp, *hit = NULL;
+		void *ctx = NULL;
+
+		pthread_mutex_lock(&dev->lock);
+		for (qp = dev->qps; qp && !hit; qp = qp->dev_next) {
+			struct uiw_fail f = {
+				.err = UIW_E_RDMAP_LOCAL_CATA,
+				.origin = UIW_TERM_LOCAL,
+				.send_term = true,
+				.sq_idx = -1, .rq_idx = -1, .status = -1,
+				.detail = "completion queue overflow",
+			};
+
+			if (qp == except || (qp->scq != cq && qp->rcq != cq))
+				continue;
+			pthread_mutex_lock(&qp->lock);
+			if (!qp->cq_ovf_seen) {
+				qp->cq_ovf_seen = true;
+				memset(&act, 0, sizeof(act));
+				uiw_qp_fail(qp, &f, &act);
+				uiw_qp_close_check(qp, &act);
+				if (qp_cb_pin(qp, &act, &ops, &ctx))
+					hit = qp;
+			}
+			pthread_mutex_unlock(&qp->lock);
+		}
+		pthread_mutex_unlock(&dev->lock);
+		if (!hit)
+			return;
+		qp_cb_run(hit, &act, ops, ctx);
+	}
+}
+
+/* ---- Creation and destruction ------------------------------------------ */
+
+static void qp_free_mem(struct uiw_qp *qp)
+{
+	uint32_t i;
+
+	if (qp->sq) {
+		for (i = 0; i < qp->sq_size; i++) {
+			free(qp->sq[i].src);
+			free(qp->sq[i].sge);
+			free(qp->sq[i].hold);
+			free(qp->sq[i].inline_buf);
+		}
+		free(qp->sq);
+	}
+	if (qp->rq) {
+		for (i = 0; i < qp->rq_size; i++)
+			free(qp->rq[i].sge);
+		free(qp->rq);
+	}
+	free(qp->orq);
+	free(qp->irq);
+	free(qp->fr);
+	free(qp->tx_pieces);
+	free(qp->rx.pieces);
+	free(qp->rx.holds);
+	free(qp);
+}
+
+static int qp_alloc_mem(struct uiw_qp *qp)
+{
+	uint32_t ns = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+	uint32_t nr = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+	uint32_t i;
+
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	qp->orq_cap = UIW_MAX_ORD;
+	qp->orq = calloc(qp->orq_cap, sizeof(*qp->orq));
+	/* Entries stay until their Response is sent: up to IRD not yet
+	 * built, plus one per frame in flight. */
+	qp->irq_cap = UIW_MAX_IRD + UIW_TX_FRAMES;
+	qp->irq = calloc(qp->irq_cap, sizeof(*qp->irq));
+	qp->fr = calloc(UIW_TX_FRAMES, sizeof(*qp->fr));
+	qp->tx_pieces = calloc(UIW_PIECES_MAX, sizeof(*qp->tx_pieces));
+	qp->rx.pieces = calloc(UIW_PIECES_MAX, sizeof(*qp->rx.pieces));
+	qp->rx.holds_cap = nr + 1;
+	qp->rx.holds = calloc(qp->rx.holds_cap, sizeof(*qp->rx.holds));
+	if (!qp->sq || !qp->rq || !qp->orq || !qp->irq || !qp->fr ||
+	    !qp->tx_pieces || !qp->rx.pieces || !qp->rx.holds)
+		return -ENOMEM;
+	for (i = 0; i < qp->sq_size; i++) {
+		struct uiw_sq_slot *s = &qp->sq[i];
+
+		s->src = calloc(ns, sizeof(*s->src));
+		s->sge = calloc(ns, sizeof(*s->sge));
+		s->hold = calloc(ns, sizeof(*s->hold));
+		if (qp->cap.max_inline_data)
+			s->inline_buf = malloc(qp->cap.max_inline_data);
+		if (!s->src || !s->sge || !s->hold ||
+		    (qp->cap.max_inline_data && !s->inline_buf))
+			return -ENOMEM;
+	}
+	for (i = 0; i < qp->rq_size; i++) {
+		qp->rq[i].sge = calloc(nr, sizeof(*qp->rq[i].sge));
+		if (!qp->rq[i].sge)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
+			     const struct uiw_qp_init_attr *attr)
+{
+	const struct uiw_qp_cap *c;
+	struct uiw_device *dev;
+	struct uiw_qp *qp;
+
+	if (!pd || !attr)
+		return uiw_error_null(EINVAL, "qp_create: NULL argument");
+	dev = pd->dev;
+	c = &attr->cap;
+	if (!attr->send_cq || !attr->recv_cq)
+		return uiw_error_null(EINVAL, "qp_create: send_cq and recv_cq "
+				      "are needed");
+	if (attr->send_cq->dev != dev || attr->recv_cq->dev != dev)
+		return uiw_error_null(EINVAL, "qp_create: CQ of another "
+				      "device");
+	if (c->max_send_wr < 1 || c->max_send_wr > UIW_MAX_QP_WR ||
+	    c->max_recv_wr < 1 || c->max_recv_wr > UIW_MAX_QP_WR)
+		return uiw_error_null(EINVAL, "qp_create: max_send_wr and "
+				      "max_recv_wr must be 1..%u",
+				      UIW_MAX_QP_WR);
+	if (c->max_send_sge > UIW_MAX_SGE || c->max_recv_sge > UIW_MAX_SGE)
+		return uiw_error_null(EINVAL, "qp_create: at most %u SGEs",
+				      UIW_MAX_SGE);
+	if (c->max_inline_data > UIW_MAX_INLINE)
+		return uiw_error_null(EINVAL, "qp_create: max_inline_data "
+				      "above %u", UIW_MAX_INLINE);
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return uiw_error_null(ENOMEM, "qp_create: out of memory");
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->scq = attr->send_cq;
+	qp->rcq = attr->recv_cq;
+	qp->context = attr->qp_context;
+	qp->cap = *c;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->sq_size = c->max_send_wr;
+	qp->rq_size = c->max_recv_wr;
+	if (qp_alloc_mem(qp) < 0) {
+		qp_free_mem(qp);
+		return uiw_error_null(ENOMEM, "qp_create: out of memory");
+	}
+	pthread_mutex_init(&qp->lock, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	qp->state = UIW_QPS_IDLE;
+	qp->lp.ird = UIW_DEFAULT_IRD;
+	qp->lp.ord = UIW_DEFAULT_ORD;
+	uiw_tx_reset(qp);
+	uiw_rx_reset(qp);
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->n_qp >= UIW_MAX_QP) {
+		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_destroy(&qp->lock);
+		pthread_cond_destroy(&qp->cond);
+		qp_free_mem(qp);
+		return uiw_error_null(ENOMEM, "qp_create: %u QPs exist",
+				      UIW_MAX_QP);
+	}
+	qp->qpn = dev->next_qpn++;
+	if (dev->next_qpn == 0)
+		dev->next_qpn = 1;
+	qp->dev_next = dev->qps;
+	dev->qps = qp;
+	dev->n_qp++;
+	pthread_mutex_unlock(&dev->lock);
+	atomic_fetch_add(&pd->users, 1);
+	atomic_fetch_add(&qp->scq->users, 1);
+	atomic_fetch_add(&qp->rcq->users, 1);
+	UIW_DBG(3, "qp %u created", qp->qpn);
+	return qp;
+}
+
+/* Drops every WR without completions (the QP is going away). */
+static void qp_discard(struct uiw_qp *qp)
+{
+	uint32_t c;
+
+	uiw_tx_drop(qp);
+	for (c = qp->sq_head; c != qp->sq_tail; c++)
+		uiw_sq_at(qp, c)->state = UIW_SQ_FREE;
+	qp->sq_head = qp->sq_next = qp->sq_tail;
+	qp->rq_head = qp->rq_tail;
+	qp->orq_count = 0;
+}
+
+int uiw_qp_destroy(struct uiw_qp *qp)
+{
+	struct uiw_device *dev;
+	struct uiw_qp **pp;
+	struct uiw_qp_act act = { 0 };
+
+	if (!qp)
+		return uiw_error(EINVAL, "qp_destroy: no QP");
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (pp = &dev->qps; *pp && *pp != qp; pp = &(*pp)->dev_next)
+		;
+	if (!*pp) {
+		pthread_mutex_unlock(&dev->lock);
+		return uiw_error(EINVAL, "qp_destroy: unknown QP");
+	}
+	*pp = qp->dev_next;
+	dev->n_qp--;
+	pthread_mutex_unlock(&dev->lock);
+
+	pthread_mutex_lock(&qp->lock);
+	if (qp->attached) {
+		/* Abortive disconnect: no Terminate, reset at once. */
+		if (qp->state != UIW_QPS_ERROR) {
+			qp_set_cause(qp, UIW_E_RDMAP_LOCAL_CATA, UIW_TERM_LOCAL,
+				     "QP destroyed");
+			qp->state = UIW_QPS_ERROR;
+			qp->rx.stopped = true;
+		}
+		qp->term_pending = false;
+		qp->close_called = true;
+		act.close = true;
+		act.abortive = true;
+	}
+	pthread_mutex_unlock(&qp->lock);
+	qp_callbacks(qp, &act);
+
+	pthread_mutex_lock(&qp->lock);
+	while (qp->attached)
+		pthread_cond_wait(&qp->cond, &qp->lock);
+	qp_discard(qp);
+	pthread_mutex_unlock(&qp->lock);
+
+	atomic_fetch_sub(&qp->pd->users, 1);
+	atomic_fetch_sub(&qp->scq->users, 1);
+	atomic_fetch_sub(&qp->rcq->users, 1);
+	pthread_mutex_destroy(&qp->lock);
+	pthread_cond_destroy(&qp->cond);
+	UIW_DBG(3, "qp %u destroyed", qp->qpn);
+	qp_free_mem(qp);
+	return 0;
+}
+
+int uiw_qp_query(struct uiw_qp *qp, struct uiw_qp_attr *attr)
+{
+	if (!qp || !attr)
+		return uiw_error(EINVAL, "qp_query: NULL argument");
+	memset(attr, 0, sizeof(*attr));
+	pthread_mutex_lock(&qp->lock);
+	attr->state = qp->state;
+	attr->qp_num = qp->qpn;
+	attr->cap = qp->cap;
+	attr->ird = qp->lp.ird;
+	attr->ord = qp->lp.ord;
+	attr->mulpdu = qp->lp.mulpdu;
+	attr->crc = qp->lp.crc;
+	attr->markers_tx = qp->lp.markers_tx;
+	attr->markers_rx = qp->lp.markers_rx;
+	attr->term = qp->cause;
+	memcpy(attr->term_msg, qp->term_msg, sizeof(attr->term_msg));
+	pthread_mutex_unlock(&qp->lock);
+	return 0;
+}
+
+void *uiw_qp_context(struct uiw_qp *qp)
+{
+	return qp ? qp->context : NULL;
+}
+
+uint32_t uiw_qp_num(const struct uiw_qp *qp)
+{
+	return qp->qpn;
+}
+
+struct uiw_device *uiw_qp_device(const struct uiw_qp *qp)
+{
+	return qp->dev;
+}
+
+enum uiw_qp_state uiw_qp_state(struct uiw_qp *qp)
+{
+	enum uiw_qp_state s;
+
+	pthread_mutex_lock(&qp->lock);
+	s = qp->state;
+	pthread_mutex_unlock(&qp->lock);
+	return s;
+}
+
+void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
+			    uint32_t *ord)
+{
+	(void)qp;
+	*ird = UIW_DEFAULT_IRD;
+	*ord = UIW_DEFAULT_ORD;
+}
+
+/* ---- Posting ------------------------------------------------------------ */
+
+static int post_check_state(struct uiw_qp *qp, const char *what)
+{
+	if (qp->state == UIW_QPS_IDLE || qp->state == UIW_QPS_RTS)
+		return 0;
+	if (qp->state == UIW_QPS_ERROR || qp->state == UIW_QPS_TERMINATE)
+		return uiw_error(EINVAL, "qp %u: cannot post a %s in state %s "
+				 "(%s)", qp->qpn, what, qps(qp->state),
+				 qp->term_msg[0] ? qp->term_msg : "no cause");
+	return uiw_error(EINVAL, "qp %u: cannot post a %s in state %s",
+			 qp->qpn, what, qps(qp->state));
+}
+
+static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
+{
+	const unsigned flags = UIW_SEND_SIGNALED | UIW_SEND_SOLICITED |
+			       UIW_SEND_INLINE | UIW_SEND_FENCE;
+	struct uiw_sq_slot *s;
+	uint64_t total = 0;
+	bool inl, rd;
+	int i, ret;
+
+	ret = post_check_state(qp, "send");
+	if (ret)
+		return ret;
+	switch (wr->opcode) {
+	case UIW_WR_SEND:
+	case UIW_WR_SEND_WITH_INV:
+	case UIW_WR_RDMA_WRITE:
+	case UIW_WR_RDMA_READ:
+	case UIW_WR_LOCAL_INV:
+		break;
+	case UIW_WR_RDMA_WRITE_WITH_IMM:
+	case UIW_WR_IMMEDIATE:
+	case UIW_WR_ATOMIC_FETCH_ADD:
+	case UIW_WR_ATOMIC_CMP_SWP:
+		return uiw_error(EOPNOTSUPP, "qp %u: opcode %d (RFC 7306) is "
+				 "not supported by this device", qp->qpn,
+				 wr->opcode);
+	default:
+		return uiw_error(EINVAL, "qp %u: unknown send opcode %d",
+				 qp->qpn, wr->opcode);
+	}
+	if (wr->send_flags & ~flags)
+		return uiw_error(EINVAL, "qp %u: unknown send flags 0x%x",
+				 qp->qpn, wr->send_flags & ~flags);
+	rd = wr->opcode == UIW_WR_RDMA_READ;
+	inl = (wr->send_flags & UIW_SEND_INLINE) &&
+	      wr->opcode != UIW_WR_LOCAL_INV;
+	if (wr->opcode == UIW_WR_LOCAL_INV) {
+		/* no payload: sg_list is ignored */
+	} else if (wr->num_sge < 0 ||
+		   (uint32_t)wr->num_sge > qp->cap.max_send_sge) {
+		return uiw_error(EINVAL, "qp %u: %d SGEs, the QP takes at "
+				 "most %u", qp->qpn, wr->num_sge,
+				 qp->cap.max_send_sge);
+	} else if (wr->num_sge > 0 && !wr->sg_list) {
+		return uiw_error(EINVAL, "qp %u: num_sge %d without sg_list",
+				 qp->qpn, wr->num_sge);
+	}
+	if (rd && wr->num_sge > 1)
+		return uiw_error(EINVAL, "qp %u: an RDMA Read takes one SGE "
+				 "(the sink), not %d", qp->qpn, wr->num_sge);
+	if (rd && inl)
+		return uiw_error(EINVAL, "qp %u: an RDMA Read cannot be "
+				 "inline", qp->qpn);
+	if (qp->sq_tail - qp->sq_head >= qp->sq_size)
+		return uiw_error(ENOMEM, "qp %u: send queue full (%u WRs)",
+				 qp->qpn, qp->sq_size);
+	if (rd && qp->state == UIW_QPS_RTS && qp->lp.ord == 0)
+		return uiw_error(EINVAL, "qp %u: RDMA Read with ORD 0 (the "
+				 "connection allows no outbound Reads)",
+				 qp->qpn);
+	if (wr->opcode != UIW_WR_LOCAL_INV) {
+		for (i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (total > UIW_MAX_MSG_SIZE)
+			return uiw_error(EINVAL, "qp %u: message of %llu "
+					 "octets, at most %u", qp->qpn,
+					 (unsigned long long)total,
+					 UIW_MAX_MSG_SIZE);
+		if (inl && total > qp->cap.max_inline_data)
+			return uiw_error(EINVAL, "qp %u: %llu octets inline, "
+					 "the QP takes at most %u", qp->qpn,
+					 (unsigned long long)total,
+					 qp->cap.max_inline_data);
+	}
+	if (!inl && wr->opcode != UIW_WR_LOCAL_INV) {
+		/* Local SGEs: a valid lkey of this PD covering the range;
+		 * an RDMA Read sink needs local write access. */
+		for (i = 0; i < wr->num_sge; i++) {
+			const struct uiw_sge *g = &wr->sg_list[i];
+			enum uiw_mr_check c;
+
+			if (g->length == 0)
+				continue;
+			c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
+					 rd ? UIW_ACCESS_LOCAL_WRITE : 0,
+					 g->addr, g->length);
+			if (c != UIW_MRC_OK)
+				return uiw_error(EINVAL, "qp %u: SGE %d (lkey "
+						 "0x%08x, 0x%llx+%u): %s",
+						 qp->qpn, i, g->lkey,
+						 (unsigned long long)g->addr,
+						 g->length,
+						 uiw_mr_check_str(c));
+		}
+	}
+
+	s = uiw_sq_at(qp, qp->sq_tail);
+	s->wr_id = wr->wr_id;
+	s->opcode = (uint8_t)wr->opcode;
+	s->signaled = qp->sq_sig_all ||
+		      (wr->send_flags & UIW_SEND_SIGNALED);
+	s->solicited = wr->send_flags & UIW_SEND_SOLICITED;
+	s->fence = wr->send_flags & UIW_SEND_FENCE;
+	s->inl = inl;
+	s->holding = false;
+	s->aborted = false;
+	s->read_done = false;
+	s->length = (uint32_t)total;
+	s->inv_stag = wr->invalidate_stag;
+	s->rkey = wr->wr.rdma.rkey;
+	s->raddr = wr->wr.rdma.remote_addr;
+	s->msn = 0;
+	s->rd_got = 0;
+	s->frames = 0;
+	s->nsrc = 0;
+	s->num_sge = 0;
+	if (wr->opcode != UIW_WR_LOCAL_INV) {
+		s->num_sge = (uint32_t)wr->num_sge;
+		if (wr->num_sge)
+			memcpy(s->sge, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(*s->sge));
+	}
+	if (inl) {
+		uint32_t off = 0;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			const struct uiw_sge *g = &wr->sg_list[i];
+
+			if (g->length)
+				memcpy(s->inline_buf + off,
+				       (const void *)(uintptr_t)g->addr,
+				       g->length);
+			off += g->length;
+		}
+		if (off) {
+			s->src[0].iov_base = s->inline_buf;
+			s->src[0].iov_len = off;
+			s->nsrc = 1;
+		}
+	} else if (!rd) {
+		for (i = 0; i < wr->num_sge; i++) {
+			if (!wr->sg_list[i].length)
+				continue;
+			s->src[s->nsrc].iov_base =
+				(void *)(uintptr_t)wr->sg_list[i].addr;
+			s->src[s->nsrc].iov_len = wr->sg_list[i].length;
+			s->nsrc++;
+		}
+	}
+	s->state = UIW_SQ_POSTED;
+	qp->sq_tail++;
+	return 0;
+}
+
+int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
+		  struct uiw_send_wr **bad_wr)
+{
+	struct uiw_qp_act act = { 0 };
+	int ret = 0, n = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!qp)
+		return uiw_error(EINVAL, "post_send: no QP");
+	pthread_mutex_lock(&qp->lock);
+	for (; wr; wr = wr->next, n++) {
+		ret = sq_post_one(qp, wr);
+		if (ret)
+			break;
+	}
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	if (n && qp->attached && qp->state == UIW_QPS_RTS)
+		act.kick = true;
+	pthread_mutex_unlock(&qp->lock);
+	uiw_qp_act_run(qp, &act);
+	return ret;
+}
+
+static int rq_post_one(struct uiw_qp *qp, const struct uiw_recv_wr *wr)
+{
+	struct uiw_rq_slot *r;
+	uint64_t total = 0;
+	int i, ret;
+
+	ret = post_check_state(qp, "receive");
+	if (ret)
+		return ret;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
+		return uiw_error(EINVAL, "qp %u: %d SGEs, the QP takes at "
+				 "most %u", qp->qpn, wr->num_sge,
+				 qp->cap.max_recv_sge);
+	if (wr->num_sge > 0 && !wr->sg_list)
+		return uiw_error(EINVAL, "qp %u: num_sge %d without sg_list",
+				 qp->qpn, wr->num_sge);
+	if (qp->rq_tail - qp->rq_head >= qp->rq_size)
+		return uiw_error(ENOMEM, "qp %u: receive queue full (%u WRs)",
+				 qp->qpn, qp->rq_size);
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct uiw_sge *g = &wr->sg_list[i];
+		enum uiw_mr_check c;
+
+		total += g->length;
+		if (g->length == 0)
+			continue;
+		/* A receive buffer is written: local write access. */
+		c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
+				 UIW_ACCESS_LOCAL_WRITE, g->addr, g->length);
+		if (c != UIW_MRC_OK)
+			return uiw_error(EINVAL, "qp %u: receive SGE %d (lkey "
+					 "0x%08x, 0x%llx+%u): %s", qp->qpn, i,
+					 g->lkey, (unsigned long long)g->addr,
+					 g->length, uiw_mr_check_str(c));
+	}
+	if (total > UIW_MAX_MSG_SIZE)
+		return uiw_error(EINVAL, "qp %u: receive buffer of %llu "
+				 "octets, at most %u", qp->qpn,
+				 (unsigned long long)total, UIW_MAX_MSG_SIZE);
+	r = uiw_rq_at(qp, qp->rq_tail);
+	r->wr_id = wr->wr_id;
+	r->num_sge = (uint32_t)wr->num_sge;
+	r->length = (uint32_t)total;
+	r->got = 0;
+	if (wr->num_sge)
+		memcpy(r->sge, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(*r->sge));
+	qp->rq_tail++;
+	return 0;
+}
+
+int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
+		  struct uiw_recv_wr **bad_wr)
+{
+	int ret = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!qp)
+		return uiw_error(EINVAL, "post_recv: no QP");
+	pthread_mutex_lock(&qp->lock);
+	for (; wr; wr = wr->next) {
+		ret = rq_post_one(qp, wr);
+		if (ret)
+			break;
+	}
+	if (ret && bad_wr)
+		*bad_wr = wr;
+	pthread_mutex_unlock(&qp->lock);
+	return ret;
+}
+
+/* ---- The LLP ---------------------------------------------------------------- */
+
+int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
+		      const struct uiw_llp_ops *ops, void *ctx)
+{
+	struct uiw_llp_params lp;
+	bool kick = false;
+	int ret = 0;
+
+	if (!qp || !p || !ops || !ops->kick || !ops->close)
+		return uiw_error(EINVAL, "llp_attach: NULL argument");
+	lp = *p;
+	if (lp.mulpdu < UIW_MPA_MULPDU_MIN)
+		return uiw_error(EINVAL, "qp %u: MULPDU %u below %u (RFC 5044 "
+				 "§4.5)", qp->qpn, lp.mulpdu,
+				 UIW_MPA_MULPDU_MIN);
+	if (lp.mulpdu > UIW_MULPDU_MAX)
+		lp.mulpdu = UIW_MULPDU_MAX;
+	if (lp.ird > UIW_MAX_IRD || lp.ord > UIW_MAX_ORD)
+		return uiw_error(EINVAL, "qp %u: IRD %u / ORD %u above the "
+				 "device's %u / %u", qp->qpn, lp.ird, lp.ord,
+				 UIW_MAX_IRD, UIW_MAX_ORD);
+	pthread_mutex_lock(&qp->lock);
+	if (qp->attached || qp->state != UIW_QPS_IDLE) {
+		ret = uiw_error(EINVAL, "qp %u: attach needs an Idle QP, not "
+				"%s", qp->qpn, qps(qp->state));
+		goto out;
+	}
+	qp->lp = lp;
+	qp->ops = ops;
+	qp->ctx = ctx;
+	qp->attached = true;
+	qp->close_req = qp->close_called = qp->rx_fin = false;
+	memset(&qp->cause, 0, sizeof(qp->cause));
+	qp->term_msg[0] = 0;
+	uiw_tx_reset(qp);
+	uiw_rx_reset(qp);
+	qp->state = UIW_QPS_RTS;
+	UIW_DBG(1, "qp %u: RTS, mulpdu %u crc %d markers tx %d rx %d ird %u "
+		"ord %u%s", qp->qpn, lp.mulpdu, lp.crc, lp.markers_tx,
+		lp.markers_rx, lp.ird, lp.ord, lp.hold_tx ? " hold" : "");
+	/* Work requests posted while Idle are waiting: ask the LLP to
+	 * transmit (a responder waits for the first FPDU anyway). */
+	kick = qp->sq_next != qp->sq_tail && !lp.hold_tx;
+out:
+	pthread_mutex_unlock(&qp->lock);
+	if (kick) {
+		struct uiw_qp_act act = { .kick = true };
+
+		qp_callbacks(qp, &act);
+	}
+	return ret;
+}
+
+void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
+{
+	struct uiw_qp_act act = { 0 };
+	unsigned self;
+
+	if (!qp)
+		return;
+	pthread_mutex_lock(&qp->lock);
+	if (!qp->attached) {
+		pthread_mutex_unlock(&qp->lock);
+		return;
+	}
+	self = cb_qp == qp ? 1 : 0;
+	while (qp->cb_active > self)
+		pthread_cond_wait(&qp->cond, &qp->lock);
+
+	if (qp->state == UIW_QPS_CLOSING && err == UIW_OK) {
+		/* RFC 5040 §6: a graceful close ends in Idle; whatever is
+		 * still posted is flushed. */
+		qp->state = UIW_QPS_IDLE;
+		uiw_tx_abort(qp);
+		qp_flush(qp, -1, -1, UIW_WC_WR_FLUSH_ERR, &act);
+	} else if (qp->state == UIW_QPS_RTS || qp->state == UIW_QPS_CLOSING) {
+		struct uiw_fail f = {
+			.err = err == UIW_OK ? UIW_E_MPA_CLOSED : err,
+			.origin = UIW_TERM_LLP,
+			.send_term = false,
+			.sq_idx = qp_oldest_started(qp),
+			.rq_idx = uiw_rx_mid_fpdu(qp) &&
+				  qp->rq_head != qp->rq_tail &&
+				  uiw_rq_at(qp, qp->rq_head)->got ?
+				  (int64_t)qp->rq_head : -1,
+			.status = -1,
+			.detail = "the LLP connection ended",
+		};
+
+		uiw_qp_fail(qp, &f, &act);
+	} else if (qp->state == UIW_QPS_TERMINATE) {
+		qp->state = UIW_QPS_ERROR;
+	}
+	qp->term_pending = false;
+	uiw_tx_drop(qp);
+	uiw_rx_release_holds(qp);
+	qp->attached = false;
+	qp->ops = NULL;
+	qp->ctx = NULL;
+	pthread_cond_broadcast(&qp->cond);
+	UIW_DBG(1, "qp %u: detached (%s), %s", qp->qpn, uiw_err_str(err),
+		qps(qp->state));
+	pthread_mutex_unlock(&qp->lock);
+	act.kick = act.close = false;
+	uiw_qp_act_run(qp, &act);
+}
+
+int uiw_qp_disconnect(struct uiw_qp *qp)
+{
+	struct uiw_qp_act act = { 0 };
+	int ret = 0;
+
+	if (!qp)
+		return uiw_error(EINVAL, "qp_disconnect: no QP");
+	pthread_mutex_lock(&qp->lock);
+	if (qp->state == UIW_QPS_RTS && qp->attached) {
+		qp->state = UIW_QPS_CLOSING;
+		act.kick = true;
+		uiw_qp_close_check(qp, &act);
+	} else if (qp->state != UIW_QPS_CLOSING) {
+		ret = uiw_error(EINVAL, "qp %u: disconnect needs a connected "
+				"QP in RTS, not %s", qp->qpn, qps(qp->state));
+	}
+	pthread_mutex_unlock(&qp->lock);
+	uiw_qp_act_run(qp, &act);
+	return ret;
+}
+
+void uiw_qp_llp_fin(struct uiw_qp *qp)
+{
+	struct uiw_qp_act act = { 0 };
+
+	if (!qp)
+		return;
+	pthread_mutex_lock(&qp->lock);
+	if (qp->attached && (qp->state == UIW_QPS_RTS ||
+			     qp->state == UIW_QPS_CLOSING)) {
+		if (uiw_rx_mid_fpdu(qp)) {
+			struct uiw_fail f = {
+				.err = UIW_E_MPA_CLOSED,
+				.origin = UIW_TERM_LLP,
+				.send_term = false,
+				.sq_idx = qp_oldest_started(qp),
+				.rq_idx = -1,
+				.status = -1,
+				.detail = "the peer closed in the middle of "
+					  "an FPDU",
+			};
+
+			uiw_qp_fail(qp, &f, &act);
+		} else {
+			/* RFC 5041 §6.2.1: the peer's graceful teardown. */
+			qp->rx_fin = true;
+			qp->state = UIW_QPS_CLOSING;
+		}
+	}
+	uiw_qp_close_check(qp, &act);
+	pthread_mutex_unlock(&qp->lock);
+	/* Called by the LLP: it goes on sending by itself. */
+	act.kick = false;
+	uiw_qp_act_run(qp, &act);
+}

@@ -1,0 +1,319 @@
+/*
+ * Queue pairs: the state shared by qp.c (verbs, states, completions and
+ * flushing), tx.c (work requests and Read Responses into FPDUs) and
+ * rx.c (the receive state machine and placement).
+ */
+#ifndef UIW_RNIC_QP_H
+#define UIW_RNIC_QP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <uiwarp/uiwarp.h>
+#include "rnic.h"
+#include "mr.h"
+#include "../wire/ddp.h"
+#include "../wire/mpa.h"
+
+#define UIW_TX_FRAMES       64           /* FPDUs built ahead of the socket */
+#define UIW_TX_AHEAD        (1u << 20)   /* octets built ahead at most */
+#define UIW_RX_MARKER_SLOTS 256          /* > markers in one FPDU */
+#define UIW_RX_DISCARD      4096         /* octets refused per rx_iov */
+/* Octets named after ULPDU_Length and the two control octets before the
+ * FPDU's length is known.  Every valid FPDU has at least this many more
+ * (its header is 14 or 18 octets, then the CRC), so they are its own;
+ * and they never reach its payload: 2 + 12 is a whole tagged header
+ * (fewer octets of it when a marker lies among them), 2 + 12 of an
+ * untagged one leaves 4.  So the header of a tagged segment (RDMA Write,
+ * Read Response) arrives with one read, and payload octets are only ever
+ * read into their place. */
+#define UIW_RX_SPEC         12
+#define UIW_PIECES_MAX      UIW_MPA_MAX_PIECES(65535u)
+/* RFC 5044 §3: "The sending DDP MUST NOT post a ULPDU larger than 64768
+ * octets to MPA." */
+#define UIW_MULPDU_MAX      64768u
+/* Header octets a frame keeps: ULPDU_Length, DDP header and the RDMAP
+ * header of a Read Request or the Terminate payload. */
+#define UIW_FRAME_HDR_MAX   (UIW_MPA_LEN_FIELD + UIW_DDP_MAX_HDR_LEN + \
+			     UIW_TERM_MAX_LEN)
+
+/* ---- Send queue -------------------------------------------------------- */
+
+enum uiw_sq_state {
+	UIW_SQ_FREE = 0,
+	UIW_SQ_POSTED,      /* waiting to be transmitted */
+	UIW_SQ_ACTIVE,      /* being cut into segments */
+	UIW_SQ_BUILT,       /* every segment built (a Read: its Request) */
+	UIW_SQ_DONE,        /* complete, waiting for its turn to report */
+};
+
+struct uiw_sq_slot {
+	uint64_t wr_id;
+	uint8_t opcode;             /* enum uiw_wr_opcode */
+	uint8_t state;              /* enum uiw_sq_state */
+	bool signaled;
+	bool solicited;
+	bool fence;
+	bool inl;                   /* payload copied at post time */
+	bool holding;               /* holds on the source regions taken */
+	bool aborted;               /* flushed while frames were in flight */
+	bool read_done;             /* Read: the last Response octet placed */
+	uint32_t num_sge;
+	uint32_t length;            /* payload octets (Read: sink size) */
+	uint32_t inv_stag;
+	uint32_t rkey;
+	uint64_t raddr;
+	uint32_t msn;               /* MSN the Send / Read Request got */
+	uint32_t rd_got;            /* Read: Response octets placed */
+	uint32_t frames;            /* frames built and not yet sent */
+	uint32_t nsrc;
+	struct iovec *src;          /* payload pieces (max_send_sge) */
+	struct uiw_sge *sge;        /* as posted (max_send_sge) */
+	struct uiw_mr_entry **hold; /* per sge while transmitting */
+	uint8_t *inline_buf;        /* max_inline_data octets */
+};
+
+/* ---- Receive queue ----------------------------------------------------- */
+
+struct uiw_rq_slot {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;            /* octets the buffer takes */
+	uint32_t got;               /* octets placed (the next MO) */
+	struct uiw_sge *sge;        /* max_recv_sge */
+};
+
+/* ---- Inbound RDMA Read Requests (IRQ) ----------------------------------- */
+
+struct uiw_irq_ent {
+	struct uiw_read_req rr;
+	struct uiw_mr_entry *hold;  /* the source region (size > 0) */
+	uint32_t off;               /* Response octets built */
+	uint32_t frames;            /* frames built and not yet sent */
+	bool used;
+	bool built;                 /* the last Response segment is built */
+	bool aborted;
+};
+
+/* ---- Transmit ------------------------------------------------------------ */
+
+enum uiw_fr_owner { UIW_FR_NONE = 0, UIW_FR_SQ, UIW_FR_IRQ, UIW_FR_TERM };
+
+/* One FPDU as built: its header octets, where its payload lies in
+ * registered memory, its CRC.  The iovecs are derived from this (with
+ * uiw_mpa_layout) whenever the LLP asks. */
+struct uiw_tx_frame {
+	uint64_t pos;               /* stream position of its first octet */
+	uint32_t len;               /* stream octets, markers included */
+	uint16_t ulen;              /* ULPDU_Length */
+	uint8_t hlen;               /* ULPDU octets kept in hdr (after LEN) */
+	uint8_t owner;              /* enum uiw_fr_owner */
+	uint32_t idx;               /* SQ slot or IRQ entry */
+	const struct iovec *src;    /* payload pieces */
+	uint32_t nsrc, src_i, src_off;
+	struct iovec one;           /* the piece of a Read Response */
+	uint8_t crc[UIW_MPA_CRC_LEN];
+	uint8_t hdr[UIW_FRAME_HDR_MAX];
+};
+
+enum uiw_msg_kind { UIW_MSG_NONE = 0, UIW_MSG_SQ, UIW_MSG_IRQ };
+
+/* The message being cut into segments. */
+struct uiw_tx_msg {
+	uint8_t kind;
+	uint32_t idx;
+	uint32_t off;               /* payload octets segmented */
+	uint32_t len;               /* payload octets */
+	uint32_t src_i, src_off;    /* where payload octet off lies */
+};
+
+/* ---- Receive ------------------------------------------------------------- */
+
+enum uiw_rx_stage {
+	UIW_RX_PRELUDE,             /* [marker] ULPDU_Length, 2 + SPEC
+				       octets */
+	UIW_RX_BODY,                /* the rest of the FPDU, piece by piece */
+};
+
+enum uiw_rx_plan {
+	UIW_PL_NONE = 0,            /* no payload */
+	UIW_PL_DISCARD,             /* payload refused: scratch, then error */
+	UIW_PL_MEM,                 /* tagged: registered memory */
+	UIW_PL_SGL,                 /* untagged queue 0: the receive buffer */
+	UIW_PL_SCRATCH,             /* queues 1 and 2: engine scratch */
+};
+
+struct uiw_rx {
+	uint64_t pos;               /* stream position of the next octet */
+	uint64_t fpdu_pos;          /* the FPDU's first octet */
+	uint8_t stage;
+	uint8_t mk_lead;            /* 4 when a marker leads the FPDU */
+	uint8_t start_got;
+	bool stopped;               /* no more input (Terminate, error) */
+	bool any_seen;              /* a complete FPDU arrived */
+	bool valid_seen;            /* a valid FPDU arrived (hold_tx) */
+	uint8_t start[UIW_MPA_MARKER_LEN + 4 + UIW_RX_SPEC];
+				    /* [marker] LEN, 2 + SPEC octets */
+	uint16_t ulen;
+	uint32_t crc;               /* running CRC32c state */
+	struct uiw_mpa_piece *pieces;
+	unsigned npieces, pi;
+	uint32_t poff;              /* octets consumed of pieces[pi] */
+	uint32_t u;                 /* ULPDU octets consumed */
+	uint8_t htarget;            /* header octets expected, 0: unknown */
+	bool hdr_done;
+	uint8_t hdr[UIW_DDP_MAX_HDR_LEN];
+	struct uiw_ddp_hdr h;
+	uint32_t hlen;              /* ULPDU octets of header */
+	uint32_t plen;              /* ULPDU octets of payload */
+	uiw_err_t err;              /* the segment is refused (why) */
+	uiw_err_t mk_err;           /* a marker disagreed */
+	int loc_status;             /* failing WR status, -1: mapped */
+	bool have_rdmap;            /* rreq holds a Read Request header */
+	char why[96];
+	/* where the payload goes */
+	uint8_t plan;
+	uint8_t *mem;               /* PL_MEM, PL_SCRATCH: octet 0's place */
+	uint32_t scr_lim;           /* PL_SCRATCH: octets that fit */
+	uint32_t mr_stag;           /* PL_MEM: the region */
+	unsigned mr_access;
+	uint32_t sgl_mo;            /* PL_SGL: MO of payload octet 0 */
+	int64_t fail_sq, fail_rq;   /* the WR the segment belongs to, or -1 */
+	/* holds between rx_iov and rx_done */
+	struct uiw_mr_entry **holds;
+	unsigned nholds, holds_cap;
+	size_t handed;              /* octets named by the last rx_iov */
+	/* untagged queues */
+	uint32_t msn[3];            /* next MSN expected on queues 0, 1, 2 */
+	uint32_t q1_got, q2_got;
+	uint8_t rreq[UIW_READ_REQ_LEN];
+	uint8_t term[UIW_TERM_MAX_LEN];
+	/* scratch for what is not placed */
+	uint8_t mk[UIW_RX_MARKER_SLOTS][UIW_MPA_MARKER_LEN];
+	uint8_t lenf[UIW_MPA_LEN_FIELD];
+	uint8_t pad[4];
+	uint8_t crcf[UIW_MPA_CRC_LEN];
+	uint8_t discard[UIW_RX_DISCARD];
+};
+
+/* ---- The queue pair ------------------------------------------------------ */
+
+struct uiw_qp {
+	struct uiw_device *dev;
+	struct uiw_pd *pd;
+	struct uiw_cq *scq, *rcq;
+	struct uiw_qp *dev_next;
+	void *context;
+	uint32_t qpn;
+	struct uiw_qp_cap cap;
+	bool sq_sig_all;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;        /* detach and callbacks finished */
+	enum uiw_qp_state state;
+
+	/* The LLP */
+	bool attached;
+	const struct uiw_llp_ops *ops;
+	void *ctx;
+	struct uiw_llp_params lp;
+	unsigned cb_active;         /* callbacks running */
+	bool close_req;             /* the connection should end */
+	bool close_called;
+	bool rx_fin;                /* the peer closed its half */
+	bool cq_ovf_seen;           /* failed for a CQ overflow */
+
+	/* Why the QP left RTS */
+	struct uiw_term_cause cause;
+	char term_msg[128];
+
+	/* Send queue: head (oldest not reported) <= next (next to start)
+	 * <= tail; free-running counters, slot = counter % size. */
+	struct uiw_sq_slot *sq;
+	uint32_t sq_size, sq_head, sq_next, sq_tail;
+	/* Receive queue */
+	struct uiw_rq_slot *rq;
+	uint32_t rq_size, rq_head, rq_tail;
+	/* Outstanding outbound Reads (ORD): SQ counters, oldest first */
+	uint32_t *orq;
+	uint32_t orq_cap, orq_head, orq_count;
+	/* Inbound Read Requests: head (oldest) <= next (next to start) <=
+	 * tail; irq_unbuilt counts those whose Response is not all built. */
+	struct uiw_irq_ent *irq;
+	uint32_t irq_cap, irq_head, irq_next, irq_tail, irq_unbuilt;
+
+	/* Transmit */
+	struct uiw_tx_frame *fr;
+	uint32_t fr_head, fr_count;
+	uint32_t fr_sent;           /* octets of fr[fr_head] sent */
+	uint64_t tx_pos;            /* stream position after the last frame */
+	uint64_t tx_unsent;         /* octets built and not yet sent */
+	struct uiw_tx_msg msg;
+	uint32_t tx_msn[3];
+	bool term_pending, term_built;
+	struct uiw_term term;
+	struct uiw_mpa_piece *tx_pieces;
+
+	struct uiw_rx rx;
+};
+
+/* Things to do once the QP lock is released. */
+struct uiw_qp_act {
+	bool kick;
+	bool close;
+	bool abortive;
+	struct uiw_cq *ovf[2];      /* CQs that overflowed */
+};
+
+/* A reason to leave RTS. */
+struct uiw_fail {
+	uiw_err_t err;
+	int origin;                 /* UIW_TERM_LOCAL, _REMOTE, _LLP */
+	bool send_term;
+	bool have_seg;              /* the Terminate may copy rx's segment */
+	bool have_rdmap;            /* ... and its Read Request header */
+	int64_t sq_idx, rq_idx;     /* the failing WR (counter), -1: none */
+	int status;                 /* its status; -1: from err */
+	const char *detail;
+};
+
+/* qp.c */
+void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
+		 struct uiw_qp_act *act);
+void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr,
+		     struct uiw_qp_act *act);
+void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act);
+void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
+		     struct uiw_wc *wc, struct uiw_qp_act *act);
+void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act);
+/* Runs what act asks for; call without the QP lock. */
+void uiw_qp_act_run(struct uiw_qp *qp, const struct uiw_qp_act *act);
+/* The outstanding send WR a received Terminate names (its copied DDP
+ * header: a Read Request or Send by queue and MSN); -1 when none. */
+int64_t uiw_qp_find_term_wr(struct uiw_qp *qp, const struct uiw_term *t);
+static inline struct uiw_sq_slot *uiw_sq_at(struct uiw_qp *qp, uint32_t c)
+{
+	return &qp->sq[c % qp->sq_size];
+}
+static inline struct uiw_rq_slot *uiw_rq_at(struct uiw_qp *qp, uint32_t c)
+{
+	return &qp->rq[c % qp->rq_size];
+}
+static inline struct uiw_irq_ent *uiw_irq_at(struct uiw_qp *qp, uint32_t c)
+{
+	return &qp->irq[c % qp->irq_cap];
+}
+
+/* tx.c */
+void uiw_tx_reset(struct uiw_qp *qp);
+void uiw_tx_drop(struct uiw_qp *qp);
+void uiw_tx_abort(struct uiw_qp *qp);
+void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s);
+
+/* rx.c */
+void uiw_rx_reset(struct uiw_qp *qp);
+void uiw_rx_release_holds(struct uiw_qp *qp);
+bool uiw_rx_mid_fpdu(const struct uiw_qp *qp);
+
+#endif

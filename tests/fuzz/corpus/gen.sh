@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/)
+# from the vectors the unit tests use: RFC 3720 B.4, RFC 5044 §4.4
+# Figures 5 and 6, the siw exchanges and FPDUs of SIW-FACTS, MPA
+# Request/Reply frames and Terminates.  Each file is one input in the
+# target's own format (see the comment at the top of fuzz_<target>.c).
+# Run it after changing an input format; the files it writes are kept in
+# the repository.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+# hex octets (spaces ignored) to binary on stdout
+bin() {
+	local h="$*" i
+	h=${h//[[:space:]]/}
+	for ((i = 0; i < ${#h}; i += 2)); do
+		printf "\\x${h:i:2}"
+	done
+}
+# n zero octets, as hex
+zeros() { printf '%0*d' $(($1 * 2)) 0; }
+# seed <target> <name> <hex...>
+seed() {
+	local t=$1 name=$2
+	shift 2
+	mkdir -p "$here/$t"
+	bin "$@" >"$here/$t/$name"
+}
+
+rm -rf "${here:?}"/*/
+KEYREQ=4d504120494420526571204672616d65    # "MPA ID Req Frame"
+KEYREP=4d504120494420526570204672616d65    # "MPA ID Rep Frame"
+
+# ---- crc32c: split1(2) split2(2) state(4) data ------------------------
+S="0010 0018 ffffffff"
+seed crc32c b4_zeros     $S "$(zeros 32)"
+seed crc32c b4_ones      $S "$(printf 'ff%.0s' {1..32})"
+seed crc32c b4_incr      $S 000102030405060708090a0b0c0d0e0f \
+			    101112131415161718191a1b1c1d1e1f
+seed crc32c b4_decr      $S 1f1e1d1c1b1a19181716151413121110 \
+			    0f0e0d0c0b0a09080706050403020100
+seed crc32c b4_iscsi_read $S 01c00000000000000000000000000000 \
+			     14000000000004000000001400000018 \
+			     28000000000000000200000000000000
+# RFC 5044 Figure 5's FPDU, the CRC field left out
+seed crc32c fig5_fpdu    "0005 0029 00000000" 00000000002a4143 \
+			    "$(zeros 11)" 01 "$(zeros 28)"
+# SIW-FACTS: siw's RTR FPDU with its CRC field
+seed crc32c siw_rtr      "0002 0010 ffffffff" 000ec14000000001 \
+			    0000000000000000 ebd34c5f
+
+# ---- mpa_frame: the stream as it arrives -------------------------------
+# SIW-FACTS requests and siw's replies (flags, rev, pd_len, data)
+seed mpa_frame req_rev1         $KEYREQ 00 01 0000
+seed mpa_frame req_crc          $KEYREQ 40 01 0000
+seed mpa_frame req_pd_hello     $KEYREQ 00 01 0005 68656c6c6f
+seed mpa_frame req_v2_p2p       $KEYREQ 10 02 0004 8008 8008
+seed mpa_frame req_v2_crc_cap   $KEYREQ 50 02 0004 80c8 c0c8
+seed mpa_frame req_siw_init     $KEYREQ 10 02 0004 8001 c001
+seed mpa_frame req_markers      $KEYREQ 80 01 0000
+seed mpa_frame req_pd_too_long  $KEYREQ 00 03 0258
+seed mpa_frame rep_v2_swapped   $KEYREP 10 02 0004 8002 4004
+seed mpa_frame rep_reject       $KEYREP 30 02 0000
+seed mpa_frame rep_markers_rej  $KEYREP 20 01 0000
+seed mpa_frame rep_v2_rtr       $KEYREP 50 02 0004 8080 8080 \
+				0000000000000000
+# a Reply followed by the first FPDU (bytes after the frame)
+seed mpa_frame rep_then_fpdu    $KEYREP 40 01 0000 000ec14000000001 \
+				0000000000000000 ebd34c5f
+
+# ---- mpa_v2: the 4 octets, then ird(2) ord(2) flags(1) to encode -------
+seed mpa_v2 p2p_write      8008 8008 0008 0008 05
+seed mpa_v2 no_p2p         0001 0001 0001 0001 00
+seed mpa_v2 p2p_read       8004 4002 0004 0002 09
+seed mpa_v2 p2p_no_rtr     8000 0000 0000 0000 01
+seed mpa_v2 cap_128        80c8 c0c8 00c8 00c8 0d
+seed mpa_v2 siw_initiator  8001 c001 0001 0001 0f
+seed mpa_v2 max            ffff 3fff ffff ffff 0e
+seed mpa_v2 bcd_without_a  4001 c001 4000 ffff 0e
+
+# ---- mpa_fpdu: flags(1) pos(8) cap(2) sel(2), then ---------------------
+#   decode (flags 0x04 clear): the stream
+#   encode (flags 0x04 set): ulpdu_len(2) and octets to repeat
+FIG5="00000000 002a 4143 $(zeros 11) 01 $(zeros 28) 52239983"
+FIG6="002a 4143 $(zeros 11) 02 $(zeros 4) 00000014 $(zeros 24) 84925898"
+# Figure 5 at the start of the stream, markers and CRC
+seed mpa_fpdu fig5       03 0000000000000000 0400 0020 "$FIG5"
+# Figure 6 where it lies, at stream octet 0x1ec
+seed mpa_fpdu fig6       03 00000000000001ec 0400 0013 "$FIG6"
+# the stream of Figure 6's note: a 482-octet Send, then Figure 6
+seed mpa_fpdu fig5_fig6_stream 03 0000000000000000 0800 01f0 \
+	00000000 01e2 4143 "$(zeros 11)" 01 "$(zeros 468)" a01ee4fd "$FIG6"
+# SIW-FACTS: siw's RTR (CRC on, no markers) and rping's first Send
+seed mpa_fpdu siw_rtr    02 0000000000001000 0080 0007 \
+	000ec14000000001 0000000000000000 ebd34c5f
+seed mpa_fpdu siw_send_nocrc 00 0000000000000000 0100 0011 \
+	0022 4143 00000000 00000000 00000001 00000000 \
+	"$(printf 'a5%.0s' {1..16})" 00000000
+# encode mode: Figure 5's ULPDU shape; one marker inside; a long one
+seed mpa_fpdu enc_send   07 0000000000000000 0400 0031 002a 4143 \
+	"$(zeros 11)" 01 "$(zeros 28)"
+seed mpa_fpdu enc_across 0f 00000000000001f8 0400 0100 0100 c140 \
+	00000001 0000000000001000 5a5a
+seed mpa_fpdu enc_long   3f 0000000000000000 ffff 1234 fff0 4143 \
+	00000000 00000000 00000001 00000000 0123456789abcdef
+seed mpa_fpdu enc_nocrc_odd 05 0000000000000204 0400 0055 0021 c140 \
+	00000002 00000000000000ff 77
+
+# ---- mpa_layout: flags(1) pos(8) ulpdu_len(2, or 4 with flags 0x02)
+#      pick(1) emss(4) ----------------------------------------------------
+seed mpa_layout fig5       01 0000000000000000 002a 00 000005b4
+seed mpa_layout fig6       01 00000000000001ec 002a 05 00000218
+seed mpa_layout siw_rtr    00 0000000000001000 000e 01 000005b4
+seed mpa_layout max_len    01 0000000000000000 ffff 80 0000ffcb
+seed mpa_layout near_end   05 fffffffffffffe00 fffe 10 00002328
+seed mpa_layout too_long   03 0000000000000000 00010000 00 00010000
+seed mpa_layout odd_pos    01 0000000000000002 0010 00 00000080
+
+# ---- ddp_hdr: the header octets ------------------------------------------
+SEND_HDR="4143 00000000 00000000 00000001 00000000"
+seed ddp_hdr send_fig5     $SEND_HDR
+seed ddp_hdr siw_rtr       c140 00000001 0000000000000000
+seed ddp_hdr read_req      4141 00000000 00000001 00000003 00000000
+seed ddp_hdr read_resp     c142 00000100 0000000000002000
+seed ddp_hdr terminate     4147 00000000 00000002 00000001 00000000
+seed ddp_hdr send_inv_se   4146 0000abcd 00000000 00000007 00000000
+seed ddp_hdr bad_dv        c240 00000001 0000000000000000
+seed ddp_hdr bad_rv        4103 00000000 00000000 00000001 00000000
+
+# ---- read_req: 28 octets, then 28 octets of fields to encode ------------
+seed read_req vector    00001234 00007fff00102030 00010000 abcdef01 \
+			8000000000000008
+seed read_req zero_len  00000100 0000000000002000 00000000 00000bad \
+			0000000000000000 ffffffff ffffffffffffffff \
+			ffffffff ffffffff ffffffffffffffff
+
+# ---- term: the Terminate payload -----------------------------------------
+BAD_QN="4143 00000000 00000007 00000001 00000000"
+READ_HDR="4141 00000000 00000001 00000003 00000000"
+seed term invalid_qn_rfc  12 01 c0 00 0076 $BAD_QN
+seed term invalid_qn_siw  21 01 03 00 0076 $BAD_QN
+seed term llp_crc_rfc     20 02 00 00
+seed term llp_crc_siw     02 02 00 00
+seed term no_buf_siw      21 02 03 00 0076 $BAD_QN
+seed term stag_tagged_siw 11 00 03 00 000e c140 00000001 0000000000000000
+seed term read_req_mdr    01 00 e0 00 002e $READ_HDR \
+			  00000100 0000000000002000 00001000 00000bad \
+			  0000000000000000
+seed term r_only          01 02 20 00 00000100 0000000000002000 \
+			  00001000 00000bad 0000000000000000
+seed term undefined       55 55 00 00

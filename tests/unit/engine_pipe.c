@@ -1,0 +1,506 @@
+/* Engine test helpers (see engine_pipe.h). */
+#include "engine_pipe.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "wire/crc32c.h"
+#include "wire/mpa.h"
+
+uint64_t ep_rand(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x853c49e6748fea9bull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static void grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	while (*cap < need)
+		*cap = *cap ? *cap * 2 : 65536;
+	*buf = realloc(*buf, *cap);
+	if (!*buf)
+		abort();
+}
+
+/* ---- LLP callbacks ----------------------------------------------------- */
+
+static void cb_kick(void *ctx)
+{
+	struct ep_side *s = ctx;
+
+	__atomic_fetch_add(&s->kicks, 1, __ATOMIC_SEQ_CST);
+}
+
+static void cb_close(void *ctx, bool abortive)
+{
+	struct ep_side *s = ctx;
+
+	__atomic_fetch_add(&s->closes, 1, __ATOMIC_SEQ_CST);
+	s->abortive = abortive;
+	/* An abortive close resets at once: the LLP is gone (as the TCP
+	 * LLP does from an application thread). */
+	if (abortive && s->attached) {
+		s->attached = false;
+		uiw_qp_llp_detach(s->qp, UIW_E_MPA_CLOSED);
+	}
+}
+
+const struct uiw_llp_ops ep_ops = {
+	.kick = cb_kick,
+	.close = cb_close,
+};
+
+/* ---- Set-up ------------------------------------------------------------ */
+
+static int side_open(struct ep_side *s, struct uiw_device *dev,
+		     const struct ep_cfg *cfg)
+{
+	struct uiw_qp_init_attr qa;
+
+	s->dev = dev;
+	s->pd = uiw_pd_alloc(dev);
+	if (!s->pd)
+		return -1;
+	s->cq = uiw_cq_create(dev, cfg->cqe ? cfg->cqe : 1024);
+	if (!s->cq)
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.cap.max_send_wr = cfg->max_wr ? cfg->max_wr : 64;
+	qa.cap.max_recv_wr = cfg->max_wr ? cfg->max_wr : 64;
+	qa.cap.max_send_sge = cfg->max_sge ? cfg->max_sge : 4;
+	qa.cap.max_recv_sge = cfg->max_sge ? cfg->max_sge : 4;
+	qa.cap.max_inline_data = cfg->max_inline;
+	qa.sq_sig_all = 1;
+	s->qp = uiw_qp_create(s->pd, &qa);
+	if (!s->qp)
+		return -1;
+	s->lp.crc = cfg->crc;
+	s->lp.markers_tx = cfg->markers;
+	s->lp.markers_rx = cfg->markers;
+	s->lp.mulpdu = cfg->mulpdu ? cfg->mulpdu : 65535;
+	s->lp.ird = cfg->ird ? cfg->ird : 8;
+	s->lp.ord = cfg->ord ? cfg->ord : 8;
+	return 0;
+}
+
+int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg)
+{
+	struct uiw_device *da, *db;
+
+	memset(p, 0, sizeof(*p));
+	p->tx_iov_max = 64;
+	p->rx_iov_max = 64;
+	p->rng = 0x12345678;
+	da = uiw_device_open(NULL);
+	if (!da)
+		return -1;
+	db = da;
+	if (cfg->two_devices) {
+		db = uiw_device_open(NULL);
+		if (!db)
+			return -1;
+		p->own_dev_b = true;
+	}
+	if (side_open(&p->a, da, cfg) || side_open(&p->b, db, cfg))
+		return -1;
+	p->b.lp.hold_tx = cfg->hold_b;
+	return 0;
+}
+
+int ep_attach(struct ep_pipe *p)
+{
+	if (uiw_qp_llp_attach(p->a.qp, &p->a.lp, &ep_ops, &p->a))
+		return -1;
+	p->a.attached = true;
+	if (uiw_qp_llp_attach(p->b.qp, &p->b.lp, &ep_ops, &p->b))
+		return -1;
+	p->b.attached = true;
+	return 0;
+}
+
+int ep_open(struct ep_pipe *p, const struct ep_cfg *cfg)
+{
+	if (ep_open_idle(p, cfg))
+		return -1;
+	return ep_attach(p);
+}
+
+void ep_side_detach(struct ep_side *s, uiw_err_t err)
+{
+	if (s->attached) {
+		uiw_qp_llp_detach(s->qp, err);
+		s->attached = false;
+	}
+}
+
+static int side_close(struct ep_side *s)
+{
+	int bad = 0;
+
+	ep_side_detach(s, UIW_E_MPA_CLOSED);
+	if (s->qp && uiw_qp_destroy(s->qp))
+		bad++;
+	if (s->cq && uiw_cq_destroy(s->cq))
+		bad++;
+	if (s->pd && uiw_pd_free(s->pd))
+		bad++;
+	free(s->out);
+	free(s->q);
+	return bad;
+}
+
+int ep_close(struct ep_pipe *p)
+{
+	struct uiw_device *da = p->a.dev, *db = p->b.dev;
+	int bad = side_close(&p->a) + side_close(&p->b);
+
+	if (p->own_dev_b && db && uiw_device_close(db))
+		bad++;
+	if (da && uiw_device_close(da))
+		bad++;
+	memset(p, 0, sizeof(*p));
+	return bad ? -1 : 0;
+}
+
+/* ---- Moving octets -------------------------------------------------------- */
+
+size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
+{
+	struct iovec iov[1024];
+	size_t moved = 0;
+
+	for (;;) {
+		int n = uiw_qp_tx_iov(s->qp, iov, p->tx_iov_max ?
+				      p->tx_iov_max : 64);
+		size_t total = 0, take, k, o;
+		int i;
+
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			total += iov[i].iov_len;
+		take = total;
+		if (p->tx_partial && total > 1)
+			take = 1 + ep_rand(&p->rng) % total;
+		grow(&s->out, &s->out_cap, s->out_len + take);
+		grow(&s->q, &s->q_cap, s->q_len + take);
+		for (i = 0, k = 0; i < n && k < take; i++) {
+			o = iov[i].iov_len < take - k ? iov[i].iov_len
+						       : take - k;
+			memcpy(s->out + s->out_len + k, iov[i].iov_base, o);
+			k += o;
+		}
+		memcpy(s->q + s->q_len, s->out + s->out_len, take);
+		s->out_len += take;
+		s->q_len += take;
+		uiw_qp_tx_done(s->qp, take);
+		moved += take;
+	}
+	return moved;
+}
+
+size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
+	       size_t split, uint64_t *rng, int iov_max)
+{
+	struct iovec iov[1024];
+	size_t off = 0;
+
+	if (iov_max <= 0 || iov_max > 1024)
+		iov_max = 64;
+	while (off < len) {
+		int n = uiw_qp_rx_iov(qp, iov, iov_max), i;
+		size_t room = 0, take, k;
+
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			room += iov[i].iov_len;
+		take = len - off < room ? len - off : room;
+		if (split)
+			take = take < split ? take : split;
+		else
+			take = 1 + ep_rand(rng) % take;
+		for (i = 0, k = 0; k < take; i++) {
+			size_t o = iov[i].iov_len < take - k ?
+				   iov[i].iov_len : take - k;
+
+			memcpy(iov[i].iov_base, buf + off + k, o);
+			k += o;
+		}
+		off += take;
+		if (uiw_qp_rx_done(qp, take) < 0)
+			break;
+	}
+	return off;
+}
+
+static size_t deliver(struct ep_pipe *p, struct ep_side *from,
+		      struct ep_side *to)
+{
+	size_t n;
+
+	if (!from->q_len)
+		return 0;
+	if (!to->attached || to->rx_stopped) {
+		n = from->q_len;
+		from->q_len = 0;
+		return n;
+	}
+	n = ep_feed(to->qp, from->q, from->q_len, p->split, &p->rng,
+		    p->rx_iov_max);
+	if (n < from->q_len) {
+		/* The receiver stopped reading: the rest is dropped, as an
+		 * LLP that stops reading would. */
+		to->rx_stopped = true;
+		n = from->q_len;
+	}
+	from->q_len = 0;
+	return n;
+}
+
+size_t ep_pump(struct ep_pipe *p)
+{
+	size_t total = 0, moved;
+
+	do {
+		moved = 0;
+		if (p->a.attached)
+			moved += ep_drain_tx(p, &p->a);
+		moved += deliver(p, &p->a, &p->b);
+		if (p->b.attached)
+			moved += ep_drain_tx(p, &p->b);
+		moved += deliver(p, &p->b, &p->a);
+		total += moved;
+	} while (moved);
+	return total;
+}
+
+/* ---- Buffers and posting ---------------------------------------------------- */
+
+int ep_buf_reg(struct ep_buf *b, struct uiw_pd *pd, size_t len,
+	       unsigned access)
+{
+	b->len = len;
+	b->p = malloc(len ? len : 1);
+	if (!b->p)
+		return -1;
+	memset(b->p, 0, len);
+	b->mr = uiw_reg_mr(pd, b->p, len, access);
+	return b->mr ? 0 : -1;
+}
+
+void ep_buf_free(struct ep_buf *b)
+{
+	if (b->mr)
+		uiw_dereg_mr(b->mr);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+void ep_fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint64_t s = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if ((i & 7) == 0)
+			ep_rand(&s);
+		p[i] = (uint8_t)(s >> ((i & 7) * 8));
+	}
+}
+
+int ep_post_recv(struct uiw_qp *qp, uint64_t id, struct ep_buf *b,
+		 size_t off, uint32_t len)
+{
+	struct uiw_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(b->p + off),
+		.length = len,
+		.lkey = b->mr->lkey,
+	};
+	struct uiw_recv_wr wr = {
+		.wr_id = id,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return uiw_post_recv(qp, &wr, NULL);
+}
+
+int ep_post_send(struct uiw_qp *qp, uint64_t id, enum uiw_wr_opcode op,
+		 unsigned flags, struct ep_buf *b, size_t off, uint32_t len,
+		 uint32_t rkey, uint64_t raddr, uint32_t inv)
+{
+	struct uiw_sge sge;
+	struct uiw_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.invalidate_stag = inv;
+	wr.wr.rdma.rkey = rkey;
+	wr.wr.rdma.remote_addr = raddr;
+	if (b && (len || op == UIW_WR_RDMA_READ)) {
+		sge.addr = (uint64_t)(uintptr_t)(b->p + off);
+		sge.length = len;
+		sge.lkey = b->mr->lkey;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	return uiw_post_send(qp, &wr, NULL);
+}
+
+int ep_poll(struct uiw_cq *cq, struct uiw_wc *wc, int max)
+{
+	int n = 0, r;
+
+	while (n < max) {
+		r = uiw_cq_poll(cq, max - n, wc + n);
+		if (r < 0)
+			return n ? n : r;
+		if (r == 0)
+			break;
+		n += r;
+	}
+	return n;
+}
+
+/* ---- Crafted frames ------------------------------------------------------------ */
+
+void ep_ulpdu_hdr(struct ep_ulpdu *u, const struct uiw_ddp_hdr *h)
+{
+	u->len = uiw_ddp_hdr_encode(u->b, h);
+}
+
+void ep_ulpdu_put(struct ep_ulpdu *u, const void *p, size_t len)
+{
+	memcpy(u->b + u->len, p, len);
+	u->len += len;
+}
+
+size_t ep_fpdu(uint8_t *out, size_t cap, uint64_t pos,
+	       const struct ep_ulpdu *u, bool markers, bool crc)
+{
+	return uiw_mpa_fpdu_encode(out, cap, pos, u->b, (uint16_t)u->len,
+				   markers, crc);
+}
+
+static void hdr_init(struct uiw_ddp_hdr *h, bool tagged, bool last,
+		     uint8_t op)
+{
+	memset(h, 0, sizeof(*h));
+	h->tagged = tagged;
+	h->last = last;
+	h->ddp_ver = UIW_DDP_VERSION;
+	h->rdmap_ver = UIW_RDMAP_VERSION;
+	h->opcode = op;
+}
+
+void ep_hdr_send(struct uiw_ddp_hdr *h, uint8_t op, uint32_t msn,
+		 uint32_t mo, bool last, uint32_t inv)
+{
+	hdr_init(h, false, last, op);
+	h->qn = 0;
+	h->msn = msn;
+	h->mo = mo;
+	h->rsvd_ulp = inv;
+}
+
+void ep_hdr_write(struct uiw_ddp_hdr *h, uint8_t op, uint32_t stag,
+		  uint64_t to, bool last)
+{
+	hdr_init(h, true, last, op);
+	h->stag = stag;
+	h->to = to;
+}
+
+void ep_hdr_untagged(struct uiw_ddp_hdr *h, uint8_t op, uint32_t qn,
+		     uint32_t msn, uint32_t mo, bool last)
+{
+	hdr_init(h, false, last, op);
+	h->qn = qn;
+	h->msn = msn;
+	h->mo = mo;
+}
+
+/* Walks a stream FPDU by FPDU; calls fn with each ULPDU. */
+static int walk(const uint8_t *s, size_t len, bool markers, bool crc,
+		int (*fn)(void *arg, const uint8_t *u, uint16_t ulen),
+		void *arg)
+{
+	static uint8_t u[65536];
+	size_t off = 0;
+	int count = 0;
+
+	while (off < len) {
+		uint16_t ulen;
+		size_t used;
+		uiw_err_t e = uiw_mpa_fpdu_decode(s + off, len - off, off,
+						  markers, crc, u, sizeof(u),
+						  &ulen, &used);
+
+		if (e != UIW_OK || used == 0)
+			return -1;
+		count++;
+		if (fn && fn(arg, u, ulen))
+			return count;
+		off += used;
+	}
+	return count;
+}
+
+struct term_find {
+	struct uiw_ddp_hdr *th;
+	struct uiw_term *t;
+	bool found;
+};
+
+static int term_fn(void *arg, const uint8_t *u, uint16_t ulen)
+{
+	struct term_find *tf = arg;
+	size_t hl;
+
+	if (uiw_ddp_hdr_decode(u, ulen, tf->th, &hl) != UIW_OK || !hl)
+		return 0;
+	if (tf->th->tagged || tf->th->opcode != UIW_OP_TERMINATE)
+		return 0;
+	uiw_term_decode(u + hl, ulen - hl, tf->t);
+	tf->found = true;
+	return 1;
+}
+
+int ep_find_term(const uint8_t *stream, size_t len, bool markers, bool crc,
+		 struct uiw_ddp_hdr *th, struct uiw_term *t)
+{
+	struct term_find tf = { th, t, false };
+
+	walk(stream, len, markers, crc, term_fn, &tf);
+	return tf.found ? 0 : -1;
+}
+
+static int count_fn(void *arg, const uint8_t *u, uint16_t ulen)
+{
+	unsigned *per = arg;
+
+	if (ulen >= 2)
+		per[u[1] & 0xf]++;
+	return 0;
+}
+
+int ep_count_fpdus(const uint8_t *stream, size_t len, bool markers,
+		   bool crc, unsigned per_opcode[16])
+{
+	memset(per_opcode, 0, 16 * sizeof(unsigned));
+	return walk(stream, len, markers, crc, count_fn, per_opcode);
+}

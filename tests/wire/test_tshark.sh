@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# Wire test: capture uiwarp sessions on lo and decode them with tshark's
+# iWARP dissectors (MPA, DDP/RDMAP).  Each session (uiwarp-wiretest) uses
+# every RDMA operation in both directions, messages of several FPDUs and a
+# graceful close, then a second connection that ends in a Terminate, all
+# with CRC on; the first session runs without markers, the second with
+# markers in both directions.  Fails on any malformed frame or expert
+# error, any bad CRC, any TCP payload that is not MPA/DDP/RDMAP, any FPDU
+# whose DDP or RDMAP header did not decode, missing markers, or RDMAP
+# message counts that differ from what was sent.
+#
+# usage: test_tshark.sh <build-dir> <source-dir>
+# Needs root (or capture rights on lo) and tshark/dumpcap
+# (scripts/install-deps.sh installs them).  Missing tools fail the test.
+# The captures are kept in <build-dir>/wire-session-markers-{on,off}.pcapng.
+set -uo pipefail
+
+build=${1:?usage: test_tshark.sh <build-dir> <source-dir>}
+tool=$build/uiwarp-wiretest
+timeout_s=${UIW_TEST_TIMEOUT_S:-60}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+command -v tshark >/dev/null || fail "tshark is not installed (run scripts/install-deps.sh as root)"
+command -v dumpcap >/dev/null || fail "dumpcap is not installed (run scripts/install-deps.sh as root)"
+[ -x "$tool" ] || fail "$tool is missing: build the tree first"
+
+work=$(mktemp -d)
+toolpid= dcpid=
+cleanup() {
+	exec 3>&- 4<&- 2>/dev/null
+	[ -n "$toolpid" ] && kill "$toolpid" 2>/dev/null
+	[ -n "$dcpid" ] && kill "$dcpid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+ts() {
+	# tshark, quietly (it warns about running as root on stderr)
+	tshark "$@" 2>>"$work/tshark.err"
+}
+
+# One session, captured and decoded; $1: markers on or off.
+check_session() {
+	local markers=$1 word port probe cap rc dec tcpf nframes bad experr
+	local hint undecoded lost fpdus crcs nmarkers notlast reqs reps good
+	local names sent multi o want got
+
+	echo "=== session with CRC on, markers $markers"
+	# 1. The session program: it listens, prints its port and waits for a
+	#    line on stdin before it connects.
+	rm -f "$work/go" "$work/out"
+	mkfifo "$work/go" "$work/out"
+	"$tool" -w -t -c on -m "$markers" <"$work/go" >"$work/out" 2>"$work/tool.err" &
+	toolpid=$!
+	exec 3>"$work/go" 4<"$work/out"
+	read -r -t "$timeout_s" word port <&4 || fail "uiwarp-wiretest printed no port: $(cat "$work/tool.err")"
+	[ "$word" = port ] && [ "$port" -gt 0 ] 2>/dev/null || fail "unexpected first line from uiwarp-wiretest: $word $port"
+
+	# 2. Capture that port on lo.  A UDP probe to a closed port proves that
+	#    the capture is running before the session starts, and a second one
+	#    that everything before it has been written.
+	probe=$(( (port + 7919) % 50000 + 10000 ))
+	cap=$work/session-markers-$markers.pcapng
+	dumpcap -q -i lo -f "tcp port $port or udp port $probe" -w "$cap" \
+		>"$work/dumpcap.out" 2>&1 &
+	dcpid=$!
+
+	probe_seen() {
+		# $1: payload marker; true once a probe with it is in the file
+		[ -s "$cap" ] || return 1
+		[ "$(ts -r "$cap" -Y "udp.dstport == $probe && frame contains \"$1\"" | wc -l)" -gt 0 ]
+	}
+	wait_probe() {
+		local tag=$1 i
+		for ((i = 0; i < timeout_s * 10; i++)); do
+			kill -0 "$dcpid" 2>/dev/null || fail "dumpcap exited: $(cat "$work/dumpcap.out")"
+			printf '%s' "$tag" >"/dev/udp/127.0.0.1/$probe" 2>/dev/null
+			probe_seen "$tag" && return 0
+			sleep 0.1
+		done
+		fail "dumpcap did not capture the $tag probe within ${timeout_s}s: $(cat "$work/dumpcap.out")"
+	}
+	wait_probe uiwstart
+
+	# 3. Run the session.
+	echo go >&3
+	exec 3>&-
+	rc=0
+	wait "$toolpid" || rc=$?
+	toolpid=
+	cat <&4 >"$work/tool.out"
+	exec 4<&-
+	[ "$rc" -eq 0 ] || fail "uiwarp-wiretest failed (exit $rc): $(cat "$work/tool.err")"
+	grep -q '^ok$' "$work/tool.out" || fail "uiwarp-wiretest did not finish: $(cat "$work/tool.out")"
+	cat "$work/tool.out"
+
+	wait_probe uiwend
+	kill -INT "$dcpid"
+	wait "$dcpid" 2>/dev/null
+	dcpid=
+	cp "$cap" "$build/wire-session-markers-$markers.pcapng" 2>/dev/null &&
+		echo "capture kept in $build/wire-session-markers-$markers.pcapng"
+
+	# 4. Decode.  MPA is found by its heuristic (the capture holds the MPA
+	#    Request and Reply), tried before the dissectors registered for port
+	#    numbers, which an ephemeral port may happen to hit; the payload
+	#    heuristics for RPC-over-RDMA and SMB Direct would misread our test
+	#    patterns.
+	dec=(-r "$cap" -2 -o tcp.desegment_tcp_streams:TRUE
+	     -o tcp.try_heuristic_first:TRUE --enable-heuristic iwarp_mpa_tcp
+	     --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp)
+	# A segment that TCP sent again (lo drops packets under load too)
+	# repeats octets already decoded in the first copy: leave it out.
+	tcpf="tcp.port == $port && !tcp.analysis.retransmission"
+	tcpf="$tcpf && !tcp.analysis.fast_retransmission"
+	tcpf="$tcpf && !tcp.analysis.spurious_retransmission"
+
+	nframes=$(ts "${dec[@]}" -Y "$tcpf" | wc -l)
+	[ "$nframes" -gt 0 ] || fail "no frames of port $port in the capture"
+	echo "frames on port $port: $nframes"
+
+	bad=$(ts "${dec[@]}" -Y "$tcpf && _ws.malformed")
+	[ -z "$bad" ] || fail "malformed frames:
+	$bad"
+
+	experr=$(ts "${dec[@]}" -Y "$tcpf && _ws.expert" -T fields -E occurrence=a \
+		-e frame.number -e _ws.expert.severity -e _ws.expert.message |
+		awk -F'\t' '{ n = split($2, s, ","); for (i = 1; i <= n; i++)
+			if (s[i] + 0 >= 8388608) { print; break } }')
+	[ -z "$experr" ] || fail "expert errors:
+	$experr"
+
+	hint=
+	if [ "$markers" = on ]; then
+		hint="
+	(tshark 4.0 locates markers only in FPDUs that start a TCP segment and
+	fill it alone: FPDU alignment, which RFC 5044 §5.1 asks senders to keep;
+	an FPDU split over several segments, or sharing one, cannot be decoded.)"
+	fi
+	undecoded=$(ts "${dec[@]}" -Y "$tcpf && tcp.len > 0 && !iwarp_mpa && !tcp.reassembled_in")
+	[ -z "$undecoded" ] || fail "TCP payload not decoded as MPA:
+	$(echo "$undecoded" | head -20)$hint"
+	# Segments of a reassembled PDU must end in a frame that decoded.
+	ts "${dec[@]}" -Y "$tcpf && tcp.reassembled_in" -T fields \
+		-e tcp.reassembled_in | tr ',' '\n' | sort -u >"$work/rin"
+	ts "${dec[@]}" -Y "$tcpf && iwarp_mpa" -T fields -e frame.number |
+		sort -u >"$work/mpaframes"
+	lost=$(comm -23 "$work/rin" "$work/mpaframes" | head -20 | tr '\n' ' ')
+	[ -z "$lost" ] || fail "reassembled PDUs that did not decode as MPA, in frames: $lost$hint"
+
+	# Per frame: FPDUs, DDP headers, RDMAP headers, CRC checks, opcodes,
+	# Last flags, markers, DDP and RDMAP versions.
+	ts "${dec[@]}" -Y "$tcpf && iwarp_mpa" -T fields -E occurrence=a \
+		-E aggregator=, -E separator=/t \
+		-e frame.number -e iwarp_mpa.ulpdulength -e iwarp_ddp.dv \
+		-e iwarp_rdma.version -e iwarp_mpa.crc_check -e iwarp_rdma.opcode \
+		-e iwarp_ddp.last_flag -e iwarp_mpa.marker_fpduptr \
+		-e iwarp_mpa.marker_res -e iwarp_mpa.key.req -e iwarp_mpa.key.rep \
+		-e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag \
+		>"$work/fields.tsv"
+
+	awk -F'\t' -v out="$work/summary" -v wantm="$([ "$markers" = on ] && echo 1 || echo 0)" '
+	function cnt(s,   n, a) { if (s == "") return 0; return split(s, a, ",") }
+	function truth(v) { return v == "1" || v == "True" || v == "true" }
+	function num(s,   v, i, c) {
+		# decimal or 0x-hex, without gawk extensions
+		if (s !~ /^0[xX]/) return s + 0
+		v = 0
+		for (i = 3; i <= length(s); i++) {
+			c = index("0123456789abcdef", tolower(substr(s, i, 1)))
+			if (c == 0) return -1
+			v = v * 16 + c - 1
+		}
+		return v
+	}
+	{
+		f = cnt($2); d = cnt($3); r = cnt($4); c = cnt($5)
+		if (f != d || f != r) {
+			printf "frame %s: %d FPDUs but %d DDP and %d RDMAP headers\n", $1, f, d, r
+			err = 1
+		}
+		if (c != f) {
+			printf "frame %s: %d FPDUs but %d CRC checks\n", $1, f, c
+			err = 1
+		}
+		nd = split($3, dv, ","); for (i = 1; i <= nd; i++) if (num(dv[i]) != 1) {
+			printf "frame %s: DDP version %s\n", $1, dv[i]; err = 1 }
+		nr = split($4, rv, ","); for (i = 1; i <= nr; i++) if (num(rv[i]) != 1) {
+			printf "frame %s: RDMAP version %s\n", $1, rv[i]; err = 1 }
+		no = split($6, op, ","); nl = split($7, lf, ",")
+		if (no != nl) { printf "frame %s: %d opcodes, %d Last flags\n", $1, no, nl; err = 1 }
+		for (i = 1; i <= no; i++) {
+			o = num(op[i])
+			fpdus[o]++
+			if (truth(lf[i])) msgs[o]++; else notlast++
+		}
+		nm = cnt($8); markers += nm
+		nres = split($9, mr, ","); for (i = 1; i <= nres; i++) if (num(mr[i]) != 0) {
+			printf "frame %s: marker reserved field %s\n", $1, mr[i]; err = 1 }
+		fp += f; crcs += c
+		if ($10 != "" || $11 != "") {
+			if ($10 != "") reqs++; else reps++
+			if (truth($12) != wantm || !truth($13)) {
+				printf "frame %s: MPA %s with M=%s C=%s, expected M=%d C=1\n", $1, ($10 != "" ? "Request" : "Reply"), $12, $13, wantm
+				err = 1
+			}
+		}
+	}
+	END {
+		printf "fpdus %d crc %d markers %d notlast %d requests %d replies %d\n", fp, crcs, markers, notlast, reqs, reps > out
+		for (o = 0; o < 8; o++) printf "op%d %d %d\n", o, msgs[o] + 0, fpdus[o] + 0 >> out
+		exit err
+	}' "$work/fields.tsv" || fail "FPDUs that did not decode completely (see above)"
+
+	cat "$work/summary"
+	read -r _ fpdus _ crcs _ nmarkers _ notlast _ reqs _ reps <"$work/summary"
+
+	bad=$(ts "${dec[@]}" -Y "$tcpf && iwarp_mpa.crc_check" -V -O iwarp_mpa | grep -c 'Bad CRC32')
+	good=$(ts "${dec[@]}" -Y "$tcpf && iwarp_mpa.crc_check" -V -O iwarp_mpa | grep -c 'Good CRC32')
+	[ "$bad" -eq 0 ] || fail "$bad FPDUs with a bad CRC"
+	[ "$good" -eq "$fpdus" ] || fail "$good good CRCs for $fpdus FPDUs"
+	[ "$fpdus" -gt 0 ] || fail "no FPDUs decoded"
+	if [ "$markers" = on ]; then
+		[ "$nmarkers" -gt 0 ] || fail "no markers found although both sides asked for them"
+	else
+		[ "$nmarkers" -eq 0 ] || fail "$nmarkers markers found although nobody asked for them"
+	fi
+	[ "$reqs" -eq 2 ] && [ "$reps" -eq 2 ] || fail "expected 2 MPA Requests and 2 Replies, found $reqs and $reps"
+
+	# 5. RDMAP messages: those with the Last flag, per opcode, must match
+	#    what the program sent; messages of several FPDUs must show up.
+	names=(write read_req read_resp send send_inv send_se send_se_inv terminate)
+	sent=$(sed -n 's/^messages //p' "$work/tool.out")
+	multi=$(sed -n 's/^multi //p' "$work/tool.out")
+	for o in 0 1 2 3 4 5 6 7; do
+		want=$(echo "$sent" | tr ' ' '\n' | sed -n "s/^${names[$o]}=//p")
+		got=$(awk -v k="op$o" '$1 == k { print $2 }' "$work/summary")
+		[ -n "$want" ] || fail "uiwarp-wiretest did not report ${names[$o]}"
+		[ "$want" -gt 0 ] || fail "the session sent no ${names[$o]} message"
+		[ "$got" -eq "$want" ] || fail "${names[$o]}: tshark decoded $got messages, $want were sent"
+		echo "${names[$o]}: $got messages"
+	done
+	[ "$multi" -gt 0 ] || fail "no message needed more than one FPDU"
+	[ "$notlast" -ge "$multi" ] || fail "$multi messages need several FPDUs, but only $notlast non-last segments decoded"
+
+	echo "session with markers $markers: $fpdus FPDUs decoded, CRC good, $nmarkers markers"
+}
+
+# Without markers first: a failure only in the second session points at
+# markers.  UIW_WIRE_MARKERS=on|off runs one of them.
+case ${UIW_WIRE_MARKERS:-both} in
+both)
+	check_session off
+	check_session on
+	;;
+on | off)
+	check_session "$UIW_WIRE_MARKERS"
+	;;
+*)
+	fail "UIW_WIRE_MARKERS must be on, off or both"
+	;;
+esac
+echo "PASS"

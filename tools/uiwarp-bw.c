@@ -1,0 +1,755 @@
+/*
+ * uiwarp-bw: throughput of RDMA Write and Send over uiwarp next to raw
+ * TCP, measured in the same run on the same machine, over 127.0.0.1.
+ *
+ * Both ends live in this process, each on its own device (so each has
+ * its own progress thread); the requester keeps `depth` work requests
+ * outstanding for a fixed time.  The Send receiver is a thread that
+ * reposts every receive as soon as it completes; the requester never
+ * sends more messages than the receiver has buffers for.  The raw TCP
+ * baseline is a writer thread and a reader thread on a connected pair of
+ * sockets, writing and reading messages of the same size.
+ *
+ * Throughput is payload octets per second, in MB/s (10^6 octets), from
+ * the first post to the moment the data is known to be at the sink: a
+ * Read issued after the last Write completes (RFC 5040 §5.5: its
+ * Response follows the Writes), the last receive completion, or EOF on
+ * the TCP reader.  The data is checked at the end.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <uiwarp/uiwarp.h>
+#include <uiwarp/cm.h>
+
+#define TIMEOUT_MS 30000
+#define MAX_SIZES 8
+#define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
+		 UIW_ACCESS_REMOTE_READ)
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "uiwarp-bw: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void check(int rc, const char *what)
+{
+	if (rc < 0)
+		die("%s: %s (%s)", what, strerror(-rc), uiw_last_error());
+}
+
+static void *check_ptr(void *p, const char *what)
+{
+	if (!p)
+		die("%s: %s (%s)", what, strerror(errno), uiw_last_error());
+	return p;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *alloc_buf(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		die("out of memory (%zu octets)", len);
+	memset(p, 0, len);
+	return p;
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Options                                                            */
+
+static double duration = 2.0;
+static size_t sizes[MAX_SIZES] = { 65536, 1048576 };
+static int nsizes = 2;
+static int depth = 16;
+static int do_tcp = 1, do_write = 1, do_send = 1;
+static enum uiw_opt opt_crc = UIW_OPT_DEFAULT;
+static enum uiw_opt opt_markers = UIW_OPT_DEFAULT;
+
+/* ------------------------------------------------------------------ */
+/* Raw TCP                                                            */
+
+struct tcp_writer {
+	int fd;
+	size_t size;
+	double end;
+	uint8_t *buf;
+	uint64_t bytes;
+};
+
+static void *tcp_writer_main(void *arg)
+{
+	struct tcp_writer *w = arg;
+	size_t off;
+	ssize_t n;
+
+	while (now_s() < w->end) {
+		for (off = 0; off < w->size; off += (size_t)n) {
+			n = write(w->fd, w->buf + off, w->size - off);
+			if (n < 0) {
+				if (errno == EINTR) {
+					n = 0;
+					continue;
+				}
+				die("tcp write: %s", strerror(errno));
+			}
+		}
+		w->bytes += w->size;
+	}
+	shutdown(w->fd, SHUT_WR);
+	return NULL;
+}
+
+static double run_tcp(size_t size)
+{
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	struct tcp_writer w;
+	pthread_t th;
+	int lfd, cfd, sfd;
+	uint8_t *rbuf;
+	uint64_t got = 0;
+	double start, stop;
+	ssize_t n;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &slen))
+		die("tcp listen: %s", strerror(errno));
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (cfd < 0 || connect(cfd, (struct sockaddr *)&sin, sizeof(sin)))
+		die("tcp connect: %s", strerror(errno));
+	sfd = accept(lfd, NULL, NULL);
+	if (sfd < 0)
+		die("tcp accept: %s", strerror(errno));
+	close(lfd);
+
+	memset(&w, 0, sizeof(w));
+	w.fd = cfd;
+	w.size = size;
+	w.buf = alloc_buf(size);
+	fill(w.buf, size, 7);
+	rbuf = alloc_buf(size);
+	start = now_s();
+	w.end = start + duration;
+	if (pthread_create(&th, NULL, tcp_writer_main, &w))
+		die("pthread_create");
+	for (;;) {
+		n = read(sfd, rbuf, size);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("tcp read: %s", strerror(errno));
+		}
+		got += (uint64_t)n;
+	}
+	stop = now_s();
+	pthread_join(th, NULL);
+	if (got != w.bytes)
+		die("tcp: read %" PRIu64 " octets, wrote %" PRIu64, got,
+		    w.bytes);
+	close(cfd);
+	close(sfd);
+	free(w.buf);
+	free(rbuf);
+	return (double)got / (stop - start) / 1e6;
+}
+
+/* ------------------------------------------------------------------ */
+/* uiwarp connection                                                  */
+
+struct end {
+	struct uiw_device *dev;
+	struct uiw_pd *pd;
+	struct uiw_cq *cq;
+	struct uiw_qp *qp;
+	struct uiw_cm_channel *ch;
+	struct uiw_cm_id *id;
+	uint8_t *buf;
+	size_t len;
+	struct uiw_mr *mr;
+	struct uiw_qp_attr attr;
+};
+
+static struct end cli, srv;
+static struct uiw_cm_id *listen_id;
+static size_t max_size;
+static struct uiw_qp_attr conn_attr;   /* of the last connection */
+
+static int get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		   int extra_fd);
+static void check_wc(const struct uiw_wc *wc);
+static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+		 size_t off, size_t len, uint64_t raddr, uint32_t rkey);
+static void post_recv(struct end *e, uint64_t id, size_t off, size_t len);
+
+static void wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
+		       struct uiw_cm_event *out)
+{
+	struct uiw_cm_event ev;
+	int rc;
+
+	for (;;) {
+		rc = uiw_cm_get_event(ch, &ev, TIMEOUT_MS);
+		if (rc == -ETIMEDOUT)
+			die("no %s event within %d ms", uiw_cm_event_str(t),
+			    TIMEOUT_MS);
+		check(rc, "uiw_cm_get_event");
+		if (ev.type == t)
+			break;
+		if (ev.type != UIW_CM_EVENT_TIMEWAIT_EXIT)
+			die("expected %s, got %s (status %d)",
+			    uiw_cm_event_str(t), uiw_cm_event_str(ev.type),
+			    ev.status);
+	}
+	if (out)
+		*out = ev;
+}
+
+static void end_init(struct end *e, size_t len)
+{
+	struct uiw_qp_init_attr ia;
+
+	memset(e, 0, sizeof(*e));
+	e->dev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
+	e->pd = check_ptr(uiw_pd_alloc(e->dev), "uiw_pd_alloc");
+	e->cq = check_ptr(uiw_cq_create(e->dev, 8 * depth + 16),
+			  "uiw_cq_create");
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	ia.cap.max_send_wr = (uint32_t)depth + 2;
+	ia.cap.max_recv_wr = 2 * (uint32_t)depth + 2;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	e->qp = check_ptr(uiw_qp_create(e->pd, &ia), "uiw_qp_create");
+	e->len = len;
+	e->buf = alloc_buf(len);
+	e->mr = check_ptr(uiw_reg_mr(e->pd, e->buf, len, ACC_ALL),
+			  "uiw_reg_mr");
+	e->ch = check_ptr(uiw_cm_channel_create(e->dev),
+			  "uiw_cm_channel_create");
+}
+
+static void rdma_setup(void)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in sin;
+	struct uiw_conn_param p;
+	struct uiw_cm_event ev;
+
+	/* requester: depth source slots; responder: 2 * depth slots */
+	end_init(&cli, (size_t)depth * max_size);
+	end_init(&srv, 2 * (size_t)depth * max_size);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	check(uiw_cm_listen(srv.ch, (struct sockaddr *)&sin, sizeof(sin), 1,
+			    &listen_id), "uiw_cm_listen");
+	check(uiw_cm_local_addr(listen_id, &ss), "uiw_cm_local_addr");
+	sin.sin_port = ((struct sockaddr_in *)&ss)->sin_port;
+	memset(&p, 0, sizeof(p));
+	p.crc = opt_crc;
+	p.markers = opt_markers;
+	check(uiw_cm_connect(cli.ch, cli.qp, (struct sockaddr *)&sin,
+			     sizeof(sin), &p, &cli.id), "uiw_cm_connect");
+	wait_event(srv.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	srv.id = ev.id;
+	check(uiw_cm_accept(srv.id, srv.qp, &p), "uiw_cm_accept");
+	wait_event(cli.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	wait_event(srv.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	check(uiw_qp_query(cli.qp, &cli.attr), "uiw_qp_query");
+	check(uiw_qp_query(srv.qp, &srv.attr), "uiw_qp_query");
+	conn_attr = cli.attr;
+	/* RFC 5044 §7.1.2: the responder sends nothing before the
+	 * initiator's first FPDU; send one so both sides may start. */
+	post_recv(&srv, 1u << 31, 0, 0);
+	post(&cli, 1u << 31, UIW_WR_SEND, 0, 0, 0, 0);
+	{
+		struct uiw_wc wc;
+
+		get_wcs(cli.cq, &wc, 1, -1);
+		check_wc(&wc);
+		get_wcs(srv.cq, &wc, 1, -1);
+		check_wc(&wc);
+	}
+}
+
+static void end_free(struct end *e)
+{
+	check(uiw_cm_destroy_id(e->id), "uiw_cm_destroy_id");
+	check(uiw_qp_destroy(e->qp), "uiw_qp_destroy");
+	check(uiw_dereg_mr(e->mr), "uiw_dereg_mr");
+	check(uiw_cq_destroy(e->cq), "uiw_cq_destroy");
+	check(uiw_pd_free(e->pd), "uiw_pd_free");
+}
+
+static void rdma_teardown(void)
+{
+	check(uiw_cm_disconnect(cli.id), "uiw_cm_disconnect");
+	wait_event(cli.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	wait_event(srv.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	end_free(&cli);
+	end_free(&srv);
+	check(uiw_cm_destroy_id(listen_id), "uiw_cm_destroy_id");
+	check(uiw_cm_channel_destroy(cli.ch), "uiw_cm_channel_destroy");
+	check(uiw_cm_channel_destroy(srv.ch), "uiw_cm_channel_destroy");
+	check(uiw_device_close(cli.dev), "uiw_device_close");
+	check(uiw_device_close(srv.dev), "uiw_device_close");
+	free(cli.buf);
+	free(srv.buf);
+}
+
+/* Takes up to n completions, waiting on the CQ fd (and, if >= 0, on
+ * extra_fd) when there are none.  Returns the count (0: extra_fd). */
+static int get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n, int extra_fd)
+{
+	struct pollfd pfd[2];
+	int rc, nfd = 1;
+
+	for (;;) {
+		rc = uiw_cq_poll(cq, n, wc);
+		check(rc, "uiw_cq_poll");
+		if (rc > 0)
+			return rc;
+		check(uiw_cq_req_notify(cq, 0), "uiw_cq_req_notify");
+		rc = uiw_cq_poll(cq, n, wc);
+		check(rc, "uiw_cq_poll");
+		if (rc > 0)
+			return rc;
+		pfd[0].fd = uiw_cq_fd(cq);
+		pfd[0].events = POLLIN;
+		if (extra_fd >= 0) {
+			pfd[1].fd = extra_fd;
+			pfd[1].events = POLLIN;
+			nfd = 2;
+		}
+		rc = poll(pfd, (nfds_t)nfd, TIMEOUT_MS);
+		if (rc == 0)
+			die("no completion within %d ms", TIMEOUT_MS);
+		if (rc < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (rc > 0 && (pfd[0].revents & POLLIN))
+			uiw_cq_ack_events(cq);
+		if (nfd == 2 && (pfd[1].revents & POLLIN))
+			return 0;
+	}
+}
+
+static void check_wc(const struct uiw_wc *wc)
+{
+	if (wc->status != UIW_WC_SUCCESS)
+		die("work request %" PRIu64 " failed: %s", wc->wr_id,
+		    uiw_wc_status_str(wc->status));
+}
+
+static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+		 size_t off, size_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct uiw_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(e->buf + off),
+		.length = (uint32_t)len,
+		.lkey = e->mr->lkey,
+	};
+	struct uiw_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.send_flags = UIW_SEND_SIGNALED;
+	wr.sg_list = len ? &sge : NULL;
+	wr.num_sge = len ? 1 : 0;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	check(uiw_post_send(e->qp, &wr, NULL), "uiw_post_send");
+}
+
+static void post_recv(struct end *e, uint64_t id, size_t off, size_t len)
+{
+	struct uiw_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(e->buf + off),
+		.length = (uint32_t)len,
+		.lkey = e->mr->lkey,
+	};
+	struct uiw_recv_wr wr = {
+		.wr_id = id, .sg_list = len ? &sge : NULL, .num_sge = len ? 1 : 0,
+	};
+
+	check(uiw_post_recv(e->qp, &wr, NULL), "uiw_post_recv");
+}
+
+static void fill_slots(struct end *e, size_t size, int n, uint32_t seed)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		fill(e->buf + (size_t)i * size, size, seed);
+}
+
+static void check_slots(const struct end *e, size_t size, int n,
+			const struct end *ref, const char *what)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(e->buf + (size_t)i * size, ref->buf, size))
+			die("%s: data at the sink differs (slot %d)", what, i);
+}
+
+static double run_write(size_t size)
+{
+	struct uiw_wc wc[64];
+	uint64_t done = 0;
+	double start, stop, end;
+	int outstanding = 0, i, n;
+
+	rdma_setup();
+	fill_slots(&cli, size, depth, 11);
+	start = now_s();
+	end = start + duration;
+	for (i = 0; i < depth; i++, outstanding++)
+		post(&cli, (uint64_t)i, UIW_WR_RDMA_WRITE, (size_t)i * size,
+		     size, (uint64_t)(uintptr_t)(srv.buf + (size_t)i * size),
+		     srv.mr->rkey);
+	while (outstanding > 0) {
+		n = get_wcs(cli.cq, wc, 64, -1);
+		for (i = 0; i < n; i++) {
+			check_wc(&wc[i]);
+			outstanding--;
+			done++;
+			if (now_s() < end) {
+				size_t slot = (size_t)wc[i].wr_id * size;
+
+				post(&cli, wc[i].wr_id, UIW_WR_RDMA_WRITE, slot,
+				     size, (uint64_t)(uintptr_t)(srv.buf + slot),
+				     srv.mr->rkey);
+				outstanding++;
+			}
+		}
+	}
+	/* A Read after the Writes: its Response means they were placed. */
+	post(&cli, 1u << 30, UIW_WR_RDMA_READ, 0, 4,
+	     (uint64_t)(uintptr_t)srv.buf, srv.mr->rkey);
+	n = get_wcs(cli.cq, wc, 1, -1);
+	check_wc(&wc[0]);
+	stop = now_s();
+	check_slots(&srv, size, depth, &cli, "RDMA Write");
+	rdma_teardown();
+	return (double)done * (double)size / (stop - start) / 1e6;
+}
+
+/* The Send receiver thread. */
+struct receiver {
+	size_t size;
+	int nbuf;
+	atomic_uint_fast64_t reposted;  /* receives posted again */
+	atomic_int waiting;             /* requester waits for credit */
+	atomic_int stop;                /* requester is done ... */
+	atomic_uint_fast64_t total;     /* ... after this many messages */
+	uint64_t received;
+	double last;
+	int credit_fd;                  /* receiver -> requester */
+	int stop_fd;                    /* requester -> receiver */
+};
+
+static void *receiver_main(void *arg)
+{
+	struct receiver *r = arg;
+	struct uiw_wc wc[64];
+	uint64_t one = 1;
+	int i, n;
+
+	for (;;) {
+		if (atomic_load(&r->stop) &&
+		    r->received == atomic_load(&r->total))
+			break;
+		n = get_wcs(srv.cq, wc, 64, r->stop_fd);
+		if (n == 0) {
+			/* woken by the requester: it has finished */
+			uint64_t v;
+
+			if (read(r->stop_fd, &v, sizeof(v)) < 0 &&
+			    errno != EAGAIN)
+				die("eventfd read: %s", strerror(errno));
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			check_wc(&wc[i]);
+			if (wc[i].byte_len != r->size)
+				die("received %u octets, expected %zu",
+				    wc[i].byte_len, r->size);
+			r->received++;
+		}
+		r->last = now_s();
+		for (i = 0; i < n; i++)
+			post_recv(&srv, wc[i].wr_id,
+				  (size_t)wc[i].wr_id * r->size, r->size);
+		atomic_fetch_add(&r->reposted, (uint64_t)n);
+		if (atomic_load(&r->waiting) &&
+		    write(r->credit_fd, &one, sizeof(one)) < 0)
+			die("eventfd write: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+static double run_send(size_t size)
+{
+	struct receiver r;
+	struct uiw_wc wc[64];
+	pthread_t th;
+	uint64_t sent = 0, one = 1;
+	double start, end;
+	int outstanding = 0, i, n, slot = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.size = size;
+	r.nbuf = 2 * depth;
+	r.credit_fd = eventfd(0, EFD_NONBLOCK);
+	r.stop_fd = eventfd(0, EFD_NONBLOCK);
+	if (r.credit_fd < 0 || r.stop_fd < 0)
+		die("eventfd: %s", strerror(errno));
+	rdma_setup();
+	fill_slots(&cli, size, depth, 13);
+	for (i = 0; i < r.nbuf; i++)
+		post_recv(&srv, (uint64_t)i, (size_t)i * size, size);
+	if (pthread_create(&th, NULL, receiver_main, &r))
+		die("pthread_create");
+	start = now_s();
+	end = start + duration;
+	for (;;) {
+		int more = now_s() < end;
+
+		/* RFC 5040 §5.3: a Send without a posted receive ends the
+		 * stream, so never have more in flight than buffers. */
+		while (more && outstanding < depth &&
+		       sent < (uint64_t)r.nbuf + atomic_load(&r.reposted)) {
+			post(&cli, (uint64_t)slot, UIW_WR_SEND,
+			     (size_t)slot * size, size, 0, 0);
+			slot = (slot + 1) % depth;
+			outstanding++;
+			sent++;
+		}
+		if (!more && outstanding == 0)
+			break;
+		atomic_store(&r.waiting, 1);
+		/* Credits may have arrived while the flag was clear. */
+		if (more && outstanding < depth &&
+		    sent < (uint64_t)r.nbuf + atomic_load(&r.reposted)) {
+			atomic_store(&r.waiting, 0);
+			continue;
+		}
+		n = get_wcs(cli.cq, wc, 64, outstanding ? -1 : r.credit_fd);
+		atomic_store(&r.waiting, 0);
+		if (n == 0) {
+			uint64_t v;
+
+			if (read(r.credit_fd, &v, sizeof(v)) < 0 &&
+			    errno != EAGAIN)
+				die("eventfd read: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			check_wc(&wc[i]);
+			outstanding--;
+		}
+	}
+	atomic_store(&r.total, sent);
+	atomic_store(&r.stop, 1);
+	if (write(r.stop_fd, &one, sizeof(one)) < 0)
+		die("eventfd write: %s", strerror(errno));
+	pthread_join(th, NULL);
+	close(r.credit_fd);
+	close(r.stop_fd);
+	check_slots(&srv, size, (int)(sent < (uint64_t)r.nbuf ? sent :
+				       (uint64_t)r.nbuf), &cli, "Send");
+	rdma_teardown();
+	return (double)sent * (double)size / (r.last - start) / 1e6;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(void) __attribute__((noreturn));
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: uiwarp-bw [-t seconds] [-s size,...] [-d depth] "
+		"[-o tcp,write,send] [-c on|off] [-m on|off]\n"
+		"  -t  seconds per measurement (default 2)\n"
+		"  -s  message sizes, suffixes k and m (default 64k,1m)\n"
+		"  -d  work requests outstanding (default 16)\n"
+		"  -o  what to measure (default tcp,write,send)\n"
+		"  -c  MPA CRC (default: the library's, on)\n"
+		"  -m  MPA markers in both directions (default off)\n");
+	exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (*end == 'k' || *end == 'K')
+		v *= 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		v *= 1024 * 1024, end++;
+	if (*end || v == 0 || v > 64ull * 1024 * 1024)
+		usage();
+	return (size_t)v;
+}
+
+static enum uiw_opt onoff(const char *s)
+{
+	if (!strcmp(s, "on"))
+		return UIW_OPT_ON;
+	if (!strcmp(s, "off"))
+		return UIW_OPT_OFF;
+	usage();
+}
+
+int main(int argc, char **argv)
+{
+	double tcp[MAX_SIZES] = { 0 }, wr[MAX_SIZES], sd[MAX_SIZES];
+	char *tok, *save = NULL;
+	int opt, i;
+
+	while ((opt = getopt(argc, argv, "t:s:d:o:c:m:h")) != -1) {
+		switch (opt) {
+		case 't':
+			duration = strtod(optarg, NULL);
+			if (!(duration > 0 && duration < 3600))
+				usage();
+			break;
+		case 's':
+			nsizes = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (nsizes == MAX_SIZES)
+					usage();
+				sizes[nsizes++] = parse_size(tok);
+			}
+			if (!nsizes)
+				usage();
+			break;
+		case 'd':
+			depth = atoi(optarg);
+			if (depth < 1 || depth > 1024)
+				usage();
+			break;
+		case 'o':
+			do_tcp = do_write = do_send = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (!strcmp(tok, "tcp"))
+					do_tcp = 1;
+				else if (!strcmp(tok, "write"))
+					do_write = 1;
+				else if (!strcmp(tok, "send"))
+					do_send = 1;
+				else
+					usage();
+			}
+			break;
+		case 'c':
+			opt_crc = onoff(optarg);
+			break;
+		case 'm':
+			opt_markers = onoff(optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	max_size = 0;
+	for (i = 0; i < nsizes; i++)
+		if (sizes[i] > max_size)
+			max_size = sizes[i];
+
+	for (i = 0; i < nsizes; i++) {
+		if (do_tcp)
+			tcp[i] = run_tcp(sizes[i]);
+		if (do_write)
+			wr[i] = run_write(sizes[i]);
+		if (do_send)
+			sd[i] = run_send(sizes[i]);
+	}
+
+	printf("uiwarp-bw: 127.0.0.1, %.1f s per test, depth %d", duration,
+	       depth);
+	if (do_write || do_send)
+		printf(", CRC %s, markers %s, MULPDU %u", conn_attr.crc ?
+		       "on" : "off", conn_attr.markers_tx ? "on" : "off",
+		       conn_attr.mulpdu);
+	printf("\n\n| test | message size | depth | MB/s | vs TCP |\n");
+	printf("|------|-------------:|------:|-----:|-------:|\n");
+	for (i = 0; i < nsizes; i++) {
+		if (do_tcp)
+			printf("| tcp | %zu | - | %.1f | 1.00 |\n", sizes[i],
+			       tcp[i]);
+		if (do_write) {
+			printf("| rdma_write | %zu | %d | %.1f | ", sizes[i],
+			       depth, wr[i]);
+			if (do_tcp)
+				printf("%.2f |\n", wr[i] / tcp[i]);
+			else
+				printf("- |\n");
+		}
+		if (do_send) {
+			printf("| send | %zu | %d | %.1f | ", sizes[i], depth,
+			       sd[i]);
+			if (do_tcp)
+				printf("%.2f |\n", sd[i] / tcp[i]);
+			else
+				printf("- |\n");
+		}
+	}
+	return 0;
+}
