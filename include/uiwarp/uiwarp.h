@@ -277,7 +277,11 @@ struct uiw_recv_wr {
 };
 
 /* Post work requests.  On failure *bad_wr (if not NULL) points at the
- * first request not posted. */
+ * first request not posted.  Receives may be posted in Idle and RTS;
+ * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
+ * Terminate and Error a post fails with -EINVAL (the work requests that
+ * were outstanding when the QP left RTS complete once, flushed).  A full
+ * queue gives -ENOMEM; RFC 7306 opcodes give -EOPNOTSUPP. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr);
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,

@@ -181,13 +181,15 @@ enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
 	return c;
 }
 
-/* ---- Registration ------------------------------------------------------ */
+/* ---- Registration -------------------------------------------------------- */
 
 struct uiw_mr *uiw_reg_mr(struct uiw_pd *pd, void *addr, size_t length,
 			  unsigned access)
 {
-	const unsigned known = UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE |
-			       UIW_ACCESS_REMOTE_READ | UIW_ACCESS_REMOTE_ATOMIC;
+	const unsigned known = UIW_ACCESS_LOCAL_WRITE |
+			       UIW_ACCESS_REMOTE_WRITE |
+			       UIW_ACCESS_REMOTE_READ |
+			       UIW_ACCESS_REMOTE_ATOMIC;
 	struct uiw_device *dev;
 	struct uiw_mr_table *t;
 	struct uiw_mr_obj *obj;

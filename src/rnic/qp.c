@@ -36,7 +36,7 @@ static const char *qps(enum uiw_qp_state s)
 	return uiw_qp_state_str(s);
 }
 
-/* ---- Completions ----------------------------------------------------- */
+/* ---- Completions --------------------------------------------------------- */
 
 static enum uiw_wc_opcode wc_opcode(uint8_t wr_opcode)
 {
@@ -161,7 +161,7 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 }
 
 static void qp_set_cause(struct uiw_qp *qp, uiw_err_t err, int origin,
-			 const char *detail)
+			 bool term_sent, const char *detail)
 {
 	static const char *const who[] = {
 		[UIW_TERM_NONE] = "",
@@ -169,13 +169,15 @@ static void qp_set_cause(struct uiw_qp *qp, uiw_err_t err, int origin,
 		[UIW_TERM_REMOTE] = "received Terminate",
 		[UIW_TERM_LLP] = "connection lost",
 	};
+	const char *w = origin == UIW_TERM_LOCAL && !term_sent ?
+			"local error" : who[origin];
 
 	qp->cause.layer = (uint8_t)UIW_ERR_LAYER(err);
 	qp->cause.etype = (uint8_t)UIW_ERR_ETYPE(err);
 	qp->cause.ecode = (uint8_t)UIW_ERR_ECODE(err);
 	qp->cause.origin = (uint8_t)origin;
 	snprintf(qp->term_msg, sizeof(qp->term_msg), "%s: %s%s%s",
-		 who[origin], uiw_err_str(err), detail && *detail ? " (" : "",
+		 w, uiw_err_str(err), detail && *detail ? " (" : "",
 		 detail && *detail ? detail : "");
 	if (detail && *detail)
 		strncat(qp->term_msg, ")",
@@ -219,11 +221,11 @@ void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
 
 	if (qp->state == UIW_QPS_TERMINATE || qp->state == UIW_QPS_ERROR)
 		return;
-	qp_set_cause(qp, f->err, f->origin, f->detail);
-	/* RFC 5044 §7.1.2 rule 4: a responder that has not yet seen an FPDU
-	 * sends none, not even a Terminate: it just closes. */
+	/* RFC 5044 §7.1.2 rule 4: a responder that has not yet validated
+	 * an FPDU sends none, not even a Terminate: it just closes. */
 	term = f->send_term && qp->attached &&
-	       !(qp->lp.hold_tx && !qp->rx.any_seen);
+	       !(qp->lp.hold_tx && !qp->rx.valid_seen);
+	qp_set_cause(qp, f->err, f->origin, term, f->detail);
 	if (term) {
 		qp_term_build(qp, f);
 		qp->term_pending = true;
@@ -303,7 +305,7 @@ void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
-/* ---- Callbacks and deferred work -------------------------------------- */
+/* ---- Callbacks and deferred work ----------------------------------------- */
 
 static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
 			    struct uiw_qp *except);
@@ -407,7 +409,7 @@ static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
 	}
 }
 
-/* ---- Creation and destruction ------------------------------------------ */
+/* ---- Creation and destruction -------------------------------------------- */
 
 static void qp_free_mem(struct uiw_qp *qp)
 {
@@ -589,12 +591,8 @@ int uiw_qp_destroy(struct uiw_qp *qp)
 	pthread_mutex_lock(&qp->lock);
 	if (qp->attached) {
 		/* Abortive disconnect: no Terminate, reset at once. */
-		if (qp->state != UIW_QPS_ERROR) {
-			qp_set_cause(qp, UIW_E_RDMAP_LOCAL_CATA, UIW_TERM_LOCAL,
-				     "QP destroyed");
-			qp->state = UIW_QPS_ERROR;
-			qp->rx.stopped = true;
-		}
+		qp->state = UIW_QPS_ERROR;
+		qp->rx.stopped = true;
 		qp->term_pending = false;
 		qp->close_called = true;
 		act.close = true;
@@ -673,7 +671,7 @@ void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
 	*ord = UIW_DEFAULT_ORD;
 }
 
-/* ---- Posting ------------------------------------------------------------ */
+/* ---- Posting ------------------------------------------------------------- */
 
 static int post_check_state(struct uiw_qp *qp, const char *what)
 {
@@ -938,7 +936,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 	return ret;
 }
 
-/* ---- The LLP ---------------------------------------------------------------- */
+/* ---- The LLP ------------------------------------------------------------- */
 
 int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 		      const struct uiw_llp_ops *ops, void *ctx)

@@ -38,7 +38,7 @@
 #define UIW_FRAME_HDR_MAX   (UIW_MPA_LEN_FIELD + UIW_DDP_MAX_HDR_LEN + \
 			     UIW_TERM_MAX_LEN)
 
-/* ---- Send queue -------------------------------------------------------- */
+/* ---- Send queue ---------------------------------------------------------- */
 
 enum uiw_sq_state {
 	UIW_SQ_FREE = 0,
@@ -74,7 +74,7 @@ struct uiw_sq_slot {
 	uint8_t *inline_buf;        /* max_inline_data octets */
 };
 
-/* ---- Receive queue ----------------------------------------------------- */
+/* ---- Receive queue ------------------------------------------------------- */
 
 struct uiw_rq_slot {
 	uint64_t wr_id;
@@ -84,7 +84,7 @@ struct uiw_rq_slot {
 	struct uiw_sge *sge;        /* max_recv_sge */
 };
 
-/* ---- Inbound RDMA Read Requests (IRQ) ----------------------------------- */
+/* ---- Inbound RDMA Read Requests (IRQ) ------------------------------------ */
 
 struct uiw_irq_ent {
 	struct uiw_read_req rr;
@@ -151,8 +151,7 @@ struct uiw_rx {
 	uint8_t mk_lead;            /* 4 when a marker leads the FPDU */
 	uint8_t start_got;
 	bool stopped;               /* no more input (Terminate, error) */
-	bool any_seen;              /* a complete FPDU arrived */
-	bool valid_seen;            /* a valid FPDU arrived (hold_tx) */
+	bool valid_seen;            /* MPA validated an FPDU (hold_tx) */
 	uint8_t start[UIW_MPA_MARKER_LEN + 4 + UIW_RX_SPEC];
 				    /* [marker] LEN, 2 + SPEC octets */
 	uint16_t ulen;
@@ -252,6 +251,7 @@ struct uiw_qp {
 	struct uiw_tx_msg msg;
 	uint32_t tx_msn[3];
 	bool term_pending, term_built;
+	bool tx_resp_last;          /* the last message was a Response */
 	struct uiw_term term;
 	struct uiw_mpa_piece *tx_pieces;
 

@@ -87,7 +87,7 @@ void uiw_rx_reset(struct uiw_qp *qp)
 	uiw_rx_release_holds(qp);
 	r->pos = 0;
 	r->stopped = false;
-	r->any_seen = r->valid_seen = false;
+	r->valid_seen = false;
 	r->handed = 0;
 	/* RFC 5041 §4.3: the initial MSN of each queue is one. */
 	r->msn[0] = r->msn[1] = r->msn[2] = 1;
@@ -175,7 +175,7 @@ static uiw_err_t rdmap_err(enum uiw_mr_check c)
 	}
 }
 
-/* ---- Header validation ----------------------------------------------------- */
+/* ---- Header validation --------------------------------------------------- */
 
 static void validate_tagged(struct uiw_qp *qp)
 {
@@ -401,7 +401,7 @@ static void validate_header(struct uiw_qp *qp)
 		validate_untagged(qp);
 }
 
-/* ---- Where octets go -------------------------------------------------------- */
+/* ---- Where octets go ----------------------------------------------------- */
 
 /* The receive buffer octet at message offset m (validated in range). */
 static void sgl_find(const struct uiw_rq_slot *q, uint32_t m, uint8_t **p,
@@ -521,7 +521,7 @@ static void cur_advance(struct uiw_rx *r, struct rx_cur *c, uint32_t n)
 	}
 }
 
-/* ---- Holds on the target memory while the LLP reads into it ---------------- */
+/* ---- Holds on the target memory while the LLP reads into it -------------- */
 
 static bool take_hold(struct uiw_qp *qp, uint32_t stag, unsigned access,
 		      uint64_t to, uint64_t len, enum uiw_mr_check *c)
@@ -583,7 +583,7 @@ static void rx_take_holds(struct uiw_qp *qp)
 	}
 }
 
-/* ---- rx_iov ------------------------------------------------------------------- */
+/* ---- rx_iov -------------------------------------------------------------- */
 
 static bool rx_reading(const struct uiw_qp *qp)
 {
@@ -672,7 +672,7 @@ int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
 	return n;
 }
 
-/* ---- Consuming what arrived ---------------------------------------------------- */
+/* ---- Consuming what arrived ---------------------------------------------- */
 
 static void marker_check(struct uiw_qp *qp, const struct uiw_mpa_piece *pc,
 			 uint64_t at)
@@ -703,7 +703,6 @@ static void fpdu_end(struct uiw_qp *qp, struct uiw_qp_act *act)
 	struct uiw_rx *r = &qp->rx;
 	uiw_err_t e = UIW_OK;
 
-	r->any_seen = true;
 	if (qp->lp.crc) {
 		uint32_t calc = uiw_crc32c_final(r->crc);
 		uint32_t got = uiw_crc32c_get(r->crcf);
@@ -717,13 +716,16 @@ static void fpdu_end(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 	if (e == UIW_OK)
 		e = r->mk_err;
+	/* RFC 5044 §7.1.2 rule 4: MPA has validated an FPDU (whatever DDP
+	 * makes of it): a responder may send from now on. */
+	if (e == UIW_OK)
+		r->valid_seen = true;
 	if (e == UIW_OK)
 		e = r->err;
 	if (e != UIW_OK) {
 		rx_fail(qp, e, act);
 		return;
 	}
-	r->valid_seen = true;
 	deliver(qp, act);
 	if (!r->stopped)
 		fpdu_start(qp);
@@ -885,7 +887,7 @@ int uiw_qp_rx_done(struct uiw_qp *qp, size_t n)
 	return ret;
 }
 
-/* ---- Delivery ------------------------------------------------------------------ */
+/* ---- Delivery ------------------------------------------------------------ */
 
 static void read_request(struct uiw_qp *qp, struct uiw_qp_act *act)
 {

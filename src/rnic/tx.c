@@ -141,7 +141,7 @@ void uiw_tx_drop(struct uiw_qp *qp)
 	memset(&qp->msg, 0, sizeof(qp->msg));
 }
 
-/* ---- Walking a frame's octets ------------------------------------------ */
+/* ---- Walking a frame's octets -------------------------------------------- */
 
 struct fwalk {
 	const struct uiw_tx_frame *f;
@@ -258,7 +258,7 @@ static int fr_iov(struct uiw_qp *qp, const struct uiw_tx_frame *f,
 	return n;
 }
 
-/* ---- Building frames ---------------------------------------------------- */
+/* ---- Building frames ----------------------------------------------------- */
 
 static struct uiw_tx_frame *fr_new(struct uiw_qp *qp, uint8_t owner,
 				   uint32_t idx)
@@ -597,7 +597,14 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 		if (qp->lp.hold_tx && !qp->rx.valid_seen)
 			return false;
 		if (qp->msg.kind == UIW_MSG_NONE) {
-			if (qp->irq_next != qp->irq_tail) {
+			bool resp = qp->irq_next != qp->irq_tail;
+			bool sq = qp->sq_next != qp->sq_tail;
+
+			/* Whole messages, Responses and send WRs in turn
+			 * when both wait (neither starves the other). */
+			if (resp && sq && qp->tx_resp_last)
+				resp = false;
+			if (resp) {
 				struct uiw_irq_ent *e =
 					uiw_irq_at(qp, qp->irq_next);
 
@@ -605,11 +612,19 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 				qp->msg.kind = UIW_MSG_IRQ;
 				qp->msg.idx = qp->irq_next++;
 				qp->msg.len = e->rr.size;
-			} else if (qp->sq_next != qp->sq_tail) {
+				qp->tx_resp_last = true;
+			} else if (sq) {
 				int r = sq_start(qp, act);
 
-				if (r == SQ_STALL)
-					return false;
+				if (r == SQ_STALL) {
+					/* Stalled by ORD or a fence: the
+					 * Responses may still go. */
+					if (qp->irq_next == qp->irq_tail)
+						return false;
+					qp->tx_resp_last = false;
+					continue;
+				}
+				qp->tx_resp_last = false;
 				if (r == SQ_NOFRAME)
 					continue;
 			} else {

@@ -31,7 +31,7 @@ static void grow(uint8_t **buf, size_t *cap, size_t need)
 		abort();
 }
 
-/* ---- LLP callbacks ----------------------------------------------------- */
+/* ---- LLP callbacks ------------------------------------------------------- */
 
 static void cb_kick(void *ctx)
 {
@@ -59,7 +59,7 @@ const struct uiw_llp_ops ep_ops = {
 	.close = cb_close,
 };
 
-/* ---- Set-up ------------------------------------------------------------ */
+/* ---- Set-up -------------------------------------------------------------- */
 
 static int side_open(struct ep_side *s, struct uiw_device *dev,
 		     const struct ep_cfg *cfg)
@@ -173,7 +173,7 @@ int ep_close(struct ep_pipe *p)
 	return bad ? -1 : 0;
 }
 
-/* ---- Moving octets -------------------------------------------------------- */
+/* ---- Moving octets ------------------------------------------------------- */
 
 size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 {
@@ -286,25 +286,44 @@ size_t ep_pump(struct ep_pipe *p)
 	return total;
 }
 
-/* ---- Buffers and posting ---------------------------------------------------- */
+/* ---- Buffers and posting ------------------------------------------------- */
 
 int ep_buf_reg(struct ep_buf *b, struct uiw_pd *pd, size_t len,
 	       unsigned access)
 {
 	b->len = len;
-	b->p = malloc(len ? len : 1);
-	if (!b->p)
+	b->base = malloc(len + 2 * EP_GUARD);
+	if (!b->base)
 		return -1;
+	memset(b->base, 0xee, len + 2 * EP_GUARD);
+	b->p = b->base + EP_GUARD;
 	memset(b->p, 0, len);
 	b->mr = uiw_reg_mr(pd, b->p, len, access);
 	return b->mr ? 0 : -1;
+}
+
+bool ep_buf_guards_ok(const struct ep_buf *b)
+{
+	size_t i;
+
+	for (i = 0; i < EP_GUARD; i++)
+		if (b->base[i] != 0xee || b->p[b->len + i] != 0xee)
+			return false;
+	return true;
 }
 
 void ep_buf_free(struct ep_buf *b)
 {
 	if (b->mr)
 		uiw_dereg_mr(b->mr);
-	free(b->p);
+	/* Something was placed outside a registered region: fail loudly,
+	 * whatever the test checked. */
+	if (b->base && !ep_buf_guards_ok(b)) {
+		fprintf(stderr, "engine_pipe: octets written around the "
+			"registered region %p+%zu\n", (void *)b->p, b->len);
+		abort();
+	}
+	free(b->base);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -376,7 +395,7 @@ int ep_poll(struct uiw_cq *cq, struct uiw_wc *wc, int max)
 	return n;
 }
 
-/* ---- Crafted frames ------------------------------------------------------------ */
+/* ---- Crafted frames ------------------------------------------------------ */
 
 void ep_ulpdu_hdr(struct ep_ulpdu *u, const struct uiw_ddp_hdr *h)
 {

@@ -81,14 +81,19 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s);
 size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	       size_t split, uint64_t *rng, int iov_max);
 
-/* Memory registered in one go. */
+/* Memory registered in one go.  The allocation has EP_GUARD octets of
+ * 0xEE before and after the registered len octets (ep_buf_guards_ok). */
+#define EP_GUARD 256
 struct ep_buf {
 	uint8_t *p;
 	size_t len;
 	struct uiw_mr *mr;
+	uint8_t *base;
 };
 int ep_buf_reg(struct ep_buf *b, struct uiw_pd *pd, size_t len,
 	       unsigned access);
+bool ep_buf_guards_ok(const struct ep_buf *b);
+/* Deregisters and frees; aborts if a guard octet changed. */
 void ep_buf_free(struct ep_buf *b);
 void ep_fill(uint8_t *p, size_t len, uint32_t seed);
 
@@ -102,7 +107,7 @@ int ep_post_send(struct uiw_qp *qp, uint64_t id, enum uiw_wr_opcode op,
 /* Polls up to max completions. */
 int ep_poll(struct uiw_cq *cq, struct uiw_wc *wc, int max);
 
-/* ---- Crafted frames --------------------------------------------------- */
+/* ---- Crafted frames ------------------------------------------------------ */
 
 /* A ULPDU builder: header then payload. */
 struct ep_ulpdu {

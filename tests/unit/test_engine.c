@@ -36,7 +36,7 @@ static void qp_state_is(struct uiw_qp *qp, enum uiw_qp_state s)
 	assert_int_equal(a.state, s);
 }
 
-/* ---- Devices, PDs, MRs ----------------------------------------------- */
+/* ---- Devices, PDs, MRs --------------------------------------------------- */
 
 static void test_device_pd(void **state)
 {
@@ -182,7 +182,7 @@ static void test_mr_stags(void **state)
 	assert_int_equal(uiw_device_close(d), 0);
 }
 
-/* ---- CQs -------------------------------------------------------------- */
+/* ---- CQs ----------------------------------------------------------------- */
 
 static void test_cq_basic(void **state)
 {
@@ -268,7 +268,7 @@ static void test_cq_notify(void **state)
 	assert_int_equal(ep_close(&p), 0);
 }
 
-/* ---- Posting rules ------------------------------------------------------ */
+/* ---- Posting rules ------------------------------------------------------- */
 
 static void dummy_kick(void *ctx)
 {
@@ -422,7 +422,7 @@ static void test_post_rules(void **state)
 	assert_int_equal(ep_close(&p), 0);
 }
 
-/* ---- Operations through the pipe ---------------------------------------- */
+/* ---- Operations through the pipe ----------------------------------------- */
 
 struct ops_case {
 	bool crc, markers;
@@ -586,7 +586,7 @@ static void test_ops_large(void **state)
 	ops_matrix(big, 1, &c);
 }
 
-/* ---- Variants ------------------------------------------------------------- */
+/* ---- Variants ------------------------------------------------------------ */
 
 static void test_send_variants(void **state)
 {
@@ -783,7 +783,7 @@ static void test_inline_unsignaled(void **state)
 	assert_int_equal(ep_close(&p), 0);
 }
 
-/* ---- Reads: ORD, fences, completion order ------------------------------ */
+/* ---- Reads: ORD, fences, completion order -------------------------------- */
 
 static void test_reads_ord(void **state)
 {
@@ -1086,6 +1086,107 @@ static void test_direct_placement(void **state)
 	}
 }
 
+/* Both sides at once: Reads answered while each side's own Sends,
+ * Writes and Reads go out (Responses and send WRs take turns). */
+static void test_bidirectional(void **state)
+{
+	struct ep_cfg cfg = { .crc = true, .markers = true, .mulpdu = 256,
+			      .ird = 4, .ord = 4, .max_wr = 64 };
+	struct ep_pipe p;
+	struct ep_side *side[2];
+	struct ep_buf src[2], tgt[2], sink[2], rcv[2];
+	struct uiw_wc wc[64];
+	int s, i, n;
+
+	(void)state;
+	assert_int_equal(ep_open(&p, &cfg), 0);
+	side[0] = &p.a;
+	side[1] = &p.b;
+	p.split = 0;
+	for (s = 0; s < 2; s++) {
+		assert_int_equal(ep_buf_reg(&src[s], side[s]->pd, 20000, 0), 0);
+		assert_int_equal(ep_buf_reg(&tgt[s], side[s]->pd, 20000,
+					    ALL_REMOTE), 0);
+		assert_int_equal(ep_buf_reg(&sink[s], side[s]->pd, 20000,
+					    UIW_ACCESS_LOCAL_WRITE), 0);
+		assert_int_equal(ep_buf_reg(&rcv[s], side[s]->pd, 20000,
+					    UIW_ACCESS_LOCAL_WRITE), 0);
+		ep_fill(src[s].p, 20000, 10 + s);
+		ep_fill(tgt[s].p, 20000, 20 + s);
+		for (i = 0; i < 10; i++)
+			assert_int_equal(ep_post_recv(side[s]->qp, 100 + i,
+						      &rcv[s], 2000 * i, 2000),
+					 0);
+	}
+	/* Each side: 10 rounds of Read (of the peer's target), Send,
+	 * Write (into the peer's target, above what is read). */
+	for (i = 0; i < 10; i++) {
+		for (s = 0; s < 2; s++) {
+			struct ep_buf *pt = &tgt[1 - s];
+
+			assert_int_equal(ep_post_send(side[s]->qp, 3 * i,
+						      UIW_WR_RDMA_READ, 0,
+						      &sink[s], 1000 * i, 1000,
+						      pt->mr->rkey,
+						      (uintptr_t)pt->p +
+						      1000 * i, 0), 0);
+			assert_int_equal(ep_post_send(side[s]->qp, 3 * i + 1,
+						      UIW_WR_SEND, 0, &src[s],
+						      100 * i, 1500 + i, 0, 0,
+						      0), 0);
+			assert_int_equal(ep_post_send(side[s]->qp, 3 * i + 2,
+						      UIW_WR_RDMA_WRITE, 0,
+						      &src[s], 0, 900,
+						      pt->mr->rkey,
+						      (uintptr_t)pt->p + 10000 +
+						      900 * i, 0), 0);
+		}
+		if (i % 3 == 0)
+			ep_pump(&p);
+	}
+	ep_pump(&p);
+	for (s = 0; s < 2; s++) {
+		uint8_t ref[20000];
+
+		n = ep_poll(side[s]->cq, wc, 64);
+		assert_int_equal(n, 40);
+		/* Send WRs in order, receives in order. */
+		{
+			int sq = 0, rq = 0;
+
+			for (i = 0; i < n; i++) {
+				assert_int_equal(wc[i].status, UIW_WC_SUCCESS);
+				if (wc[i].opcode == UIW_WC_RECV) {
+					assert_int_equal(wc[i].wr_id, 100 + rq);
+					assert_int_equal(wc[i].byte_len,
+							 1500 + rq);
+					rq++;
+				} else {
+					assert_int_equal(wc[i].wr_id, sq);
+					sq++;
+				}
+			}
+			assert_int_equal(sq, 30);
+			assert_int_equal(rq, 10);
+		}
+		ep_fill(ref, 20000, 20 + (1 - s));
+		assert_memory_equal(sink[s].p, ref, 10000);
+		for (i = 0; i < 10; i++) {
+			assert_memory_equal(rcv[s].p + 2000 * i,
+					    src[1 - s].p + 100 * i, 1500 + i);
+			assert_memory_equal(tgt[1 - s].p + 10000 + 900 * i,
+					    src[s].p, 900);
+		}
+	}
+	for (s = 0; s < 2; s++) {
+		ep_buf_free(&src[s]);
+		ep_buf_free(&tgt[s]);
+		ep_buf_free(&sink[s]);
+		ep_buf_free(&rcv[s]);
+	}
+	assert_int_equal(ep_close(&p), 0);
+}
+
 /* Destroying a connected QP disconnects it abortively first: the LLP is
  * told to reset, and the QP goes once it is detached. */
 static void test_destroy_connected(void **state)
@@ -1165,6 +1266,7 @@ int main(void)
 		cmocka_unit_test(test_graceful_close),
 		cmocka_unit_test(test_destroy_connected),
 		cmocka_unit_test(test_direct_placement),
+		cmocka_unit_test(test_bidirectional),
 		cmocka_unit_test(test_many_qps),
 	};
 

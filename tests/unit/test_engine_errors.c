@@ -271,8 +271,8 @@ static void test_write_bad_stag(void **state)
 /* The same, with the Terminate octets checked: b's stream is captured
  * before it reaches a. */
 static void write_violation(unsigned access, bool other_pd, uint64_t off,
-			    uint32_t len, uint64_t to_override, uint32_t fail_at,
-			    uiw_err_t err)
+			    uint32_t len, uint64_t to_override,
+			    uint32_t fail_at, uiw_err_t err)
 {
 	struct pair x;
 	struct uiw_ddp_hdr h;
@@ -704,6 +704,77 @@ static void test_invalidated_stag(void **state)
 	pair_close(&x);
 }
 
+/* The user deregisters the region of a posted receive buffer, or of a
+ * posted Read's sink: the arriving data is placed nowhere; the WR fails
+ * with a local protection error and the stream ends. */
+static void test_posted_buffer_deregistered(void **state)
+{
+	struct pair x;
+	struct ep_buf r2, sink2;
+	uint8_t hb[18];
+	struct uiw_ddp_hdr h;
+
+	(void)state;
+	/* A receive buffer: a local error at b, no headers (RFC 5040 Figure
+	 * 10, local catastrophic). */
+	pair_open(&x, &pair_cfg, ALL_REMOTE);
+	assert_int_equal(ep_buf_reg(&r2, x.p.b.pd, 100,
+				    UIW_ACCESS_LOCAL_WRITE), 0);
+	memset(r2.p, 0x77, 100);
+	assert_int_equal(ep_post_recv(x.p.b.qp, 91, &r2, 0, 100), 0);
+	assert_int_equal(ep_post_recv(x.p.b.qp, 92, &x.b_recv, 0, 100), 0);
+	assert_int_equal(uiw_dereg_mr(r2.mr), 0);
+	r2.mr = NULL;
+	assert_int_equal(ep_post_send(x.p.a.qp, 1, UIW_WR_SEND, 0, &x.a_src,
+				      0, 50, 0, 0, 0), 0);
+	ep_drain_tx(&x.p, &x.p.a);
+	ep_feed(x.p.b.qp, x.p.a.q, x.p.a.q_len, 0, &x.p.rng, 64);
+	x.p.a.q_len = 0;
+	{
+		struct texp e = { UIW_E_DDP_LOCAL_CATA, false, false, false,
+				  0, NULL, NULL };
+
+		term_is(&x.p, &x.p.b, true, true, &e);
+	}
+	assert_true(all_are(r2.p, 100, 0x77));
+	wcs_are(x.p.b.cq, 2, (uint64_t[]){ 91, 92 },
+		(int[]){ UIW_WC_LOC_PROT_ERR, UIW_WC_WR_FLUSH_ERR });
+	ep_buf_free(&r2);
+	pair_close(&x);
+
+	/* A Read's sink: the Response is refused as a tagged error (its
+	 * STag is not valid any more); the Read fails locally. */
+	pair_open(&x, &pair_cfg, ALL_REMOTE);
+	assert_int_equal(ep_buf_reg(&sink2, x.p.a.pd, 100,
+				    UIW_ACCESS_LOCAL_WRITE), 0);
+	memset(sink2.p, 0x66, 100);
+	assert_int_equal(ep_post_send(x.p.a.qp, 1, UIW_WR_RDMA_READ, 0,
+				      &sink2, 0, 100, x.b_tgt.mr->rkey,
+				      (uintptr_t)x.b_tgt.p, 0), 0);
+	ep_drain_tx(&x.p, &x.p.a);
+	ep_feed(x.p.b.qp, x.p.a.q, x.p.a.q_len, 0, &x.p.rng, 64);
+	x.p.a.q_len = 0;
+	ep_drain_tx(&x.p, &x.p.b);          /* the Response */
+	ep_hdr_write(&h, UIW_OP_READ_RESP, sink2.mr->lkey,
+		     (uintptr_t)sink2.p, true);
+	uiw_ddp_hdr_encode(hb, &h);
+	assert_int_equal(uiw_dereg_mr(sink2.mr), 0);
+	sink2.mr = NULL;
+	ep_feed(x.p.a.qp, x.p.b.q, x.p.b.q_len, 1, &x.p.rng, 64);
+	x.p.b.q_len = 0;
+	{
+		struct texp e = { UIW_E_DDP_T_INVALID_STAG, true, true, false,
+				  14 + 100, hb, NULL };
+
+		term_is(&x.p, &x.p.a, true, true, &e);
+	}
+	assert_true(all_are(sink2.p, 100, 0x66));
+	wcs_are(x.p.a.cq, 1, (uint64_t[]){ 1 },
+		(int[]){ UIW_WC_LOC_PROT_ERR });
+	ep_buf_free(&sink2);
+	pair_close(&x);
+}
+
 /* More Read Requests than IRD: queue 1 has no buffer for the next one. */
 static void test_ird_exceeded(void **state)
 {
@@ -742,7 +813,7 @@ static void test_ird_exceeded(void **state)
 	pair_close(&x);
 }
 
-/* ---- Crafted frames -------------------------------------------------------- */
+/* ---- Crafted frames ------------------------------------------------------ */
 
 struct vic {
 	struct ep_pipe p;
@@ -1137,6 +1208,80 @@ static void test_bad_fpduptr(void **state)
 	}
 }
 
+/* RFC 5044 §7.1.2 rule 4: an MPA responder sends nothing, not even a
+ * Terminate, before MPA has validated an FPDU of the initiator's.  An
+ * initiator in the same place sends its Terminate.  Cases: a
+ * ULPDU_Length whose FPDU cannot exist (with markers, FPDUPTRs beyond
+ * 16 bits: a framing error found before the FPDU completes); a first
+ * FPDU with a bad CRC.  A first FPDU that MPA accepts but DDP refuses
+ * (invalid QN) is validated: the responder terminates. */
+static void first_fpdu(bool hold, const uint8_t *bytes, size_t len,
+		       uiw_err_t err, bool term, int rq_status)
+{
+	struct ep_cfg cfg = { .crc = true, .markers = true, .hold_b = hold };
+	struct ep_pipe p;
+	struct ep_buf rcv;
+	struct uiw_qp_attr at;
+	uint64_t rng = 3;
+
+	assert_int_equal(ep_open(&p, &cfg), 0);
+	assert_int_equal(ep_buf_reg(&rcv, p.b.pd, 64, UIW_ACCESS_LOCAL_WRITE),
+			 0);
+	assert_int_equal(ep_post_recv(p.b.qp, 9, &rcv, 0, 64), 0);
+	ep_feed(p.b.qp, bytes, len, 1, &rng, 64);
+	ep_drain_tx(&p, &p.b);
+	assert_int_equal(uiw_qp_query(p.b.qp, &at), 0);
+	assert_int_equal(at.state, UIW_QPS_ERROR);
+	cause_is(p.b.qp, err, UIW_TERM_LOCAL);
+	assert_int_equal(p.b.closes, 1);
+	if (term) {
+		struct uiw_ddp_hdr th;
+		struct uiw_term t;
+
+		assert_int_equal(ep_find_term(p.b.out, p.b.out_len, true, true,
+					      &th, &t), 0);
+		assert_int_equal(t.err, err);
+		assert_non_null(strstr(at.term_msg, "sent Terminate"));
+	} else {
+		assert_int_equal(p.b.out_len, 0);
+		assert_non_null(strstr(at.term_msg, "local error"));
+	}
+	wcs_are(p.b.cq, 1, (uint64_t[]){ 9 }, (int[]){ rq_status });
+	ep_buf_free(&rcv);
+	assert_int_equal(ep_close(&p), 0);
+}
+
+static void test_responder_first_fpdu(void **state)
+{
+	static const uint8_t bad_len[8] = { 0, 0, 0, 0, 0xff, 0xff, 0x41,
+					    0x43 };
+	struct ep_ulpdu u;
+	struct uiw_ddp_hdr h;
+	uint8_t f[64];
+	size_t n;
+	int hold;
+
+	(void)state;
+	for (hold = 0; hold < 2; hold++)
+		first_fpdu(hold, bad_len, sizeof(bad_len), UIW_E_MPA_MARKER,
+			   !hold, UIW_WC_WR_FLUSH_ERR);
+	ep_hdr_untagged(&h, UIW_OP_SEND, 0, 1, 0, true);
+	ep_ulpdu_hdr(&u, &h);
+	ep_ulpdu_put(&u, "0123456789", 10);
+	n = ep_fpdu(f, sizeof(f), 0, &u, true, true);
+	f[n - 1] ^= 1;                          /* bad CRC */
+	/* The Send's receive buffer took the octets; its WR fails. */
+	for (hold = 0; hold < 2; hold++)
+		first_fpdu(hold, f, n, UIW_E_MPA_CRC, !hold,
+			   UIW_WC_FATAL_ERR);
+	ep_hdr_untagged(&h, UIW_OP_SEND, 5, 1, 0, true);  /* invalid QN */
+	ep_ulpdu_hdr(&u, &h);
+	n = ep_fpdu(f, sizeof(f), 0, &u, true, true);
+	for (hold = 0; hold < 2; hold++)
+		first_fpdu(hold, f, n, UIW_E_DDP_U_INVALID_QN, true,
+			   UIW_WC_WR_FLUSH_ERR);
+}
+
 /* After the first error nothing more is taken and exactly one
  * Terminate goes out, whatever follows. */
 static void test_one_terminate(void **state)
@@ -1346,7 +1491,7 @@ static void test_ord_zero(void **state)
 	assert_int_equal(ep_close(&p), 0);
 }
 
-/* ---- Deregistration while octets are being placed ------------------------- */
+/* ---- Deregistration while octets are being placed ------------------------ */
 
 struct dereg_arg {
 	struct uiw_mr *mr;
@@ -1446,6 +1591,7 @@ int main(void)
 		cmocka_unit_test(test_send_inv_violation),
 		cmocka_unit_test(test_invalidated_stag),
 		cmocka_unit_test(test_ird_exceeded),
+		cmocka_unit_test(test_posted_buffer_deregistered),
 		cmocka_unit_test(test_bad_crc),
 		cmocka_unit_test(test_bad_versions),
 		cmocka_unit_test(test_bad_opcodes),
@@ -1454,6 +1600,7 @@ int main(void)
 		cmocka_unit_test(test_short_ulpdu),
 		cmocka_unit_test(test_bad_read_request),
 		cmocka_unit_test(test_bad_fpduptr),
+		cmocka_unit_test(test_responder_first_fpdu),
 		cmocka_unit_test(test_one_terminate),
 		cmocka_unit_test(test_remote_terminate),
 		cmocka_unit_test(test_llp_lost),

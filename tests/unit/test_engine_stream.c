@@ -28,8 +28,14 @@
 		    UIW_ACCESS_REMOTE_READ)
 #define MAX_WC 64
 
+struct range {
+	size_t off, len;
+};
+
 struct rec {
 	struct ep_pipe p;
+	struct range posted[16];    /* receive SGEs, offsets into rcv */
+	int nposted;
 	struct ep_buf src, sink, rcv, tgt, inv;
 	size_t rcv_len, tgt_len;
 	bool small;
@@ -56,6 +62,7 @@ static void post_b_recvs(struct rec *r, struct uiw_qp *qp)
 	size_t off = 0;
 	int i;
 
+	r->nposted = 0;
 	for (i = 0; i < 8; i++) {
 		if (i == 5) {
 			struct uiw_sge g[3];
@@ -66,6 +73,8 @@ static void post_b_recvs(struct rec *r, struct uiw_qp *qp)
 				g[k].addr = (uintptr_t)r->rcv.p + off;
 				g[k].length = 13 + 10 * k;
 				g[k].lkey = r->rcv.mr->lkey;
+				r->posted[r->nposted++] =
+					(struct range){ off, g[k].length };
 				off += 13 + 10 * k + 3;
 			}
 			assert_int_equal(uiw_post_recv(qp, &wr, NULL), 0);
@@ -73,6 +82,8 @@ static void post_b_recvs(struct rec *r, struct uiw_qp *qp)
 		}
 		assert_int_equal(ep_post_recv(qp, 200 + i, &r->rcv, off,
 					      len[i] + (i == 7 ? 0 : 16)), 0);
+		r->posted[r->nposted++] =
+			(struct range){ off, len[i] + (i == 7 ? 0 : 16) };
 		off += len[i] + 16 + 5;
 	}
 	assert_true(off <= r->rcv_len);
@@ -126,9 +137,9 @@ static void post_a_work(struct rec *r)
 					      0, 0, 0), 0);
 }
 
-static void rec_open(struct rec *r, bool small, bool violate)
+static void rec_open_crc(struct rec *r, bool small, bool violate, bool crc)
 {
-	struct ep_cfg cfg = { .crc = true, .markers = true,
+	struct ep_cfg cfg = { .crc = crc, .markers = true,
 			      .mulpdu = small ? 128 : 700, .ird = 8, .ord = 8,
 			      .max_wr = 32 };
 
@@ -149,17 +160,23 @@ static void rec_open(struct rec *r, bool small, bool violate)
 	ep_fill(r->src.p, 80000, 99);
 }
 
+static void rec_open(struct rec *r, bool small, bool violate)
+{
+	rec_open_crc(r, small, violate, true);
+}
+
 static void b_mem_reset(struct rec *r)
 {
-	struct uiw_mr_entry *e =
-		&r->p.b.dev->mrt.ent[r->inv.mr->rkey >> 8];
+	struct uiw_mr_table *t = &r->p.b.dev->mrt;
 
 	memset(r->rcv.p, 0x55, r->rcv_len);
 	ep_fill(r->tgt.p, r->tgt_len, 5);
-	/* The workload invalidates this STag; make it valid again so
-	 * that the stream can be replayed (test-only reach into the
-	 * table). */
-	atomic_store(&e->state, UIW_MRE_VALID);
+	/* The workload invalidates an STag (a mutated one may invalidate
+	 * any); make them valid again so that the stream can be replayed
+	 * (test-only reach into the table). */
+	atomic_store(&t->ent[r->inv.mr->rkey >> 8].state, UIW_MRE_VALID);
+	atomic_store(&t->ent[r->rcv.mr->rkey >> 8].state, UIW_MRE_VALID);
+	atomic_store(&t->ent[r->tgt.mr->rkey >> 8].state, UIW_MRE_VALID);
 }
 
 /* Runs the workload once through the pipe and keeps everything. */
@@ -392,7 +409,170 @@ static void test_replay_violation(void **state)
 	rec_close(&r);
 }
 
-/* ---- Threads: posting while another thread moves the octets ------------- */
+/* ---- Mutated streams ----------------------------------------------------- */
+
+/* Feeds a damaged copy of the recorded stream to a fresh QP.  Whatever
+ * the damage: nothing changes outside the registered regions or, in the
+ * receive region, outside the posted buffers; every posted receive
+ * completes exactly once; a stream that b refused ends b's output with
+ * exactly one Terminate, and what b sent decodes. */
+static void mut_run(struct rec *r, const uint8_t *buf, size_t len,
+		    uint64_t seed)
+{
+	struct ep_pipe q;
+	struct ep_side *s = &q.b;
+	struct uiw_qp_init_attr qa;
+	struct uiw_wc wc[MAX_WC];
+	struct uiw_qp_attr at;
+	unsigned per[16];
+	int seen[8] = { 0 };
+	uint64_t rng = seed;
+	int n, i;
+	size_t k;
+
+	memset(&q, 0, sizeof(q));
+	q.tx_iov_max = 64;
+	q.rng = seed;
+	b_mem_reset(r);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = r->p.b.cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 32;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 4;
+	qa.sq_sig_all = 1;
+	s->qp = uiw_qp_create(r->p.b.pd, &qa);
+	assert_non_null(s->qp);
+	s->lp = r->p.b.lp;
+	s->lp.ird = 128;
+	assert_int_equal(uiw_qp_llp_attach(s->qp, &s->lp, &ep_ops, s), 0);
+	s->attached = true;
+	post_b_recvs(r, s->qp);
+
+	/* Feed in random pieces, transmitting in between. */
+	for (k = 0; k < len;) {
+		size_t part = 1 + ep_rand(&rng) % 200, used;
+
+		if (part > len - k)
+			part = len - k;
+		used = ep_feed(s->qp, buf + k, part, 0, &rng,
+			       1 + (int)(ep_rand(&rng) % 8));
+		ep_drain_tx(&q, s);
+		if (used < part)
+			break;
+		k += part;
+	}
+	ep_drain_tx(&q, s);
+	assert_int_equal(uiw_qp_query(s->qp, &at), 0);
+
+	/* What b sent decodes; one Terminate iff b refused the stream. */
+	assert_true(ep_count_fpdus(s->out, s->out_len, true, s->lp.crc, per)
+		    >= 0);
+	if (at.term.origin == UIW_TERM_LOCAL) {
+		struct uiw_ddp_hdr th;
+		struct uiw_term t;
+
+		assert_int_equal(at.state, UIW_QPS_ERROR);
+		assert_int_equal(per[UIW_OP_TERMINATE], 1);
+		assert_int_equal(ep_find_term(s->out, s->out_len, true,
+					      s->lp.crc, &th, &t), 0);
+		assert_int_equal(t.err >> 12 & 0xf, at.term.layer);
+		assert_int_equal(t.err & 0xff, at.term.ecode);
+		assert_int_equal(s->closes, 1);
+	} else {
+		assert_int_equal(per[UIW_OP_TERMINATE], 0);
+		if (at.term.origin == UIW_TERM_REMOTE)
+			assert_int_equal(at.state, UIW_QPS_ERROR);
+		else
+			assert_int_equal(at.state, UIW_QPS_RTS);
+	}
+
+	/* Nothing outside what may be written. */
+	assert_true(ep_buf_guards_ok(&r->rcv));
+	assert_true(ep_buf_guards_ok(&r->tgt));
+	assert_true(ep_buf_guards_ok(&r->inv));
+	{
+		size_t from = 0;
+
+		/* The gaps between the posted buffers (they are posted in
+		 * increasing order), and the rest of the region. */
+		for (i = 0; i <= r->nposted; i++) {
+			size_t to = i < r->nposted ? r->posted[i].off
+						   : r->rcv_len;
+
+			for (k = from; k < to; k++)
+				if (r->rcv.p[k] != 0x55)
+					fail_msg("receive region octet %zu "
+						 "written outside the posted "
+						 "buffers", k);
+			if (i < r->nposted)
+				from = r->posted[i].off + r->posted[i].len;
+		}
+	}
+
+	/* Every posted receive completes once (the rest are flushed). */
+	ep_side_detach(s, UIW_E_MPA_CLOSED);
+	n = ep_poll(r->p.b.cq, wc, MAX_WC);
+	assert_int_equal(n, 8);
+	for (i = 0; i < n; i++) {
+		assert_true(wc[i].wr_id >= 200 && wc[i].wr_id < 208);
+		seen[wc[i].wr_id - 200]++;
+	}
+	for (i = 0; i < 8; i++)
+		assert_int_equal(seen[i], 1);
+	assert_int_equal(uiw_qp_destroy(s->qp), 0);
+	free(s->out);
+	free(s->q);
+}
+
+static void mutations(bool crc, int iters, uint64_t seed)
+{
+	struct rec r;
+	uint8_t *buf;
+	uint64_t rng = seed;
+	int it;
+
+	rec_open_crc(&r, true, false, crc);
+	rec_reference(&r);
+	check_reference(&r);
+	buf = malloc(r.stream_len);
+	/* The clean stream first: it must go through. */
+	mut_run(&r, r.stream, r.stream_len, 1);
+	for (it = 0; it < iters; it++) {
+		size_t len = r.stream_len;
+		int m = 1 + (int)(ep_rand(&rng) % 4), j;
+
+		memcpy(buf, r.stream, len);
+		for (j = 0; j < m; j++) {
+			size_t at = ep_rand(&rng) % len;
+
+			switch (ep_rand(&rng) % 3) {
+			case 0:
+				buf[at] = (uint8_t)ep_rand(&rng);
+				break;
+			case 1:
+				buf[at] ^= (uint8_t)(1u << (ep_rand(&rng) % 8));
+				break;
+			default:
+				buf[at] = 0;
+				break;
+			}
+		}
+		if (ep_rand(&rng) % 8 == 0)
+			len = ep_rand(&rng) % len;
+		mut_run(&r, buf, len, it + 2);
+	}
+	free(buf);
+	rec_close(&r);
+}
+
+static void test_mutated_streams(void **state)
+{
+	(void)state;
+	/* Without CRC the damage reaches header checks and placement. */
+	mutations(false, 3000, 0x1234);
+	mutations(true, 300, 0x5678);
+}
+
+/* ---- Threads: posting while another thread moves the octets -------------- */
 
 #define THR_MSGS 2000
 
@@ -528,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_replay_splits),
 		cmocka_unit_test(test_replay_every_cut),
 		cmocka_unit_test(test_replay_violation),
+		cmocka_unit_test(test_mutated_streams),
 		cmocka_unit_test(test_threads),
 	};
 
