@@ -37,6 +37,7 @@ struct uiw_device {
 struct uiw_pd {
 	struct uiw_device *dev;
 	atomic_uint users;          /* MRs and QPs */
+	atomic_uint qps;            /* QPs: streams that may use its STags */
 };
 
 #endif

@@ -80,6 +80,8 @@ const char *uiw_mr_check_str(enum uiw_mr_check c)
 		return "TO wraps";
 	case UIW_MRC_BOUNDS:
 		return "outside the region";
+	case UIW_MRC_SHARED:
+		return "remotely accessible STag shared by several streams";
 	}
 	return "?";
 }
@@ -163,9 +165,12 @@ enum uiw_mr_check uiw_mr_check(struct uiw_mr_table *t, uint32_t stag,
 	return c;
 }
 
-enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
-				    const struct uiw_pd *pd)
+static enum uiw_mr_check invalidate(struct uiw_mr_table *t, uint32_t stag,
+				     const struct uiw_pd *pd, bool remote)
 {
+	const unsigned remote_rights = UIW_ACCESS_REMOTE_WRITE |
+				       UIW_ACCESS_REMOTE_READ |
+				       UIW_ACCESS_REMOTE_ATOMIC;
 	struct uiw_mr_entry *e = hold(t, stag);
 	uint32_t valid = UIW_MRE_VALID;
 	enum uiw_mr_check c = UIW_MRC_OK;
@@ -174,11 +179,27 @@ enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
 		return UIW_MRC_INVALID;
 	if (e->pd != pd)
 		c = UIW_MRC_PD;
+	else if (remote && (e->access & remote_rights) &&
+		 atomic_load(&pd->qps) > 1)
+		c = UIW_MRC_SHARED;
 	else if (!atomic_compare_exchange_strong(&e->state, &valid,
 						 UIW_MRE_INVALID))
 		c = UIW_MRC_INVALID;
 	uiw_mr_put(t, e);
 	return c;
+}
+
+enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
+				    const struct uiw_pd *pd)
+{
+	return invalidate(t, stag, pd, false);
+}
+
+enum uiw_mr_check uiw_mr_invalidate_remote(struct uiw_mr_table *t,
+					   uint32_t stag,
+					   const struct uiw_pd *pd)
+{
+	return invalidate(t, stag, pd, true);
 }
 
 /* ---- Registration -------------------------------------------------------- */

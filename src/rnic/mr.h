@@ -69,6 +69,7 @@ enum uiw_mr_check {
 	UIW_MRC_ACCESS,     /* the rights asked for are missing */
 	UIW_MRC_WRAP,       /* to + len wraps around 2^64 */
 	UIW_MRC_BOUNDS,     /* [to, to + len) is not inside the region */
+	UIW_MRC_SHARED,     /* remotely accessible and shared by streams */
 };
 
 int uiw_mr_table_init(struct uiw_mr_table *t, uint32_t size);
@@ -90,6 +91,13 @@ enum uiw_mr_check uiw_mr_check(struct uiw_mr_table *t, uint32_t stag,
 /* Invalidates stag if it is a valid STag of pd (RFC 5040 §5.3, local
  * invalidate).  UIW_MRC_INVALID: unknown or already invalid;
  * UIW_MRC_PD: it belongs to another protection domain. */
+/* Remote invalidation (Send with Invalidate, RFC 5040 §5.3): as
+ * uiw_mr_invalidate, and also UIW_MRC_SHARED for an STag enabled for
+ * remote access while its PD serves more than one stream (RFC 5040
+ * §8.1.1 rule 7: a remote peer must not be able to invalidate it). */
+enum uiw_mr_check uiw_mr_invalidate_remote(struct uiw_mr_table *t,
+					   uint32_t stag,
+					   const struct uiw_pd *pd);
 enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
 				    const struct uiw_pd *pd);
 /* Short name of a check result, for messages. */

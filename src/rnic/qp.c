@@ -549,6 +549,7 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	dev->n_qp++;
 	pthread_mutex_unlock(&dev->lock);
 	atomic_fetch_add(&pd->users, 1);
+	atomic_fetch_add(&pd->qps, 1);
 	atomic_fetch_add(&qp->scq->users, 1);
 	atomic_fetch_add(&qp->rcq->users, 1);
 	UIW_DBG(3, "qp %u created", qp->qpn);
@@ -608,6 +609,7 @@ int uiw_qp_destroy(struct uiw_qp *qp)
 	pthread_mutex_unlock(&qp->lock);
 
 	atomic_fetch_sub(&qp->pd->users, 1);
+	atomic_fetch_sub(&qp->pd->qps, 1);
 	atomic_fetch_sub(&qp->scq->users, 1);
 	atomic_fetch_sub(&qp->rcq->users, 1);
 	pthread_mutex_destroy(&qp->lock);

@@ -1003,14 +1003,15 @@ static void deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 		    h->opcode == UIW_OP_SEND_SE_INV) {
 			/* RFC 5040 §5.3, §7.2 (4, 5): the STag must be
 			 * valid and of this stream's PD. */
-			enum uiw_mr_check c = uiw_mr_invalidate(
+			enum uiw_mr_check c = uiw_mr_invalidate_remote(
 				&qp->dev->mrt, h->rsvd_ulp, qp->pd);
 
 			if (c != UIW_MRC_OK) {
 				snprintf(r->why, sizeof(r->why), "Send with "
 					 "Invalidate of STag 0x%08x: %s",
 					 h->rsvd_ulp, uiw_mr_check_str(c));
-				r->err = c == UIW_MRC_PD ?
+				r->err = c == UIW_MRC_PD ||
+					 c == UIW_MRC_SHARED ?
 					 UIW_E_RDMAP_PROT_CANT_INV :
 					 UIW_E_RDMAP_INVALID_STAG;
 				rx_fail(qp, r->err, act);

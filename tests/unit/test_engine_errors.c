@@ -629,6 +629,63 @@ static void test_send_inv_violation(void **state)
 	send_inv_violation(false, UIW_E_RDMAP_INVALID_STAG);
 }
 
+/* RFC 5040 §8.1.1 rule 7: a remotely accessible STag whose PD serves a
+ * second stream cannot be invalidated by a remote peer; once the second
+ * QP is gone, it can. */
+static void test_send_inv_shared_pd(void **state)
+{
+	struct pair x;
+	struct uiw_ddp_hdr h;
+	struct uiw_qp_init_attr qa;
+	struct uiw_qp *qp2;
+	uint8_t hb[18];
+	uint32_t inv;
+
+	(void)state;
+	pair_open(&x, &pair_cfg, ALL_REMOTE);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = x.p.b.cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qp2 = uiw_qp_create(x.p.b.pd, &qa);
+	assert_non_null(qp2);
+	inv = x.b_tgt.mr->rkey;
+	assert_int_equal(ep_post_recv(x.p.b.qp, 91, &x.b_recv, 0, 100), 0);
+	assert_int_equal(ep_post_send(x.p.a.qp, 1, UIW_WR_SEND_WITH_INV, 0,
+				      &x.a_src, 0, 40, 0, 0, inv), 0);
+	ep_drain_tx(&x.p, &x.p.a);
+	ep_feed(x.p.b.qp, x.p.a.q, x.p.a.q_len, 0, &x.p.rng, 64);
+	x.p.a.q_len = 0;
+	ep_hdr_send(&h, UIW_OP_SEND_INV, 1, 0, true, inv);
+	uiw_ddp_hdr_encode(hb, &h);
+	{
+		struct texp e = { UIW_E_RDMAP_PROT_CANT_INV, true, true, false,
+				  18 + 40, hb, NULL };
+
+		term_is(&x.p, &x.p.b, true, true, &e);
+	}
+	wcs_are(x.p.b.cq, 1, (uint64_t[]){ 91 },
+		(int[]){ UIW_WC_LOC_PROT_ERR });
+	/* The STag survived the attempt. */
+	assert_int_equal(uiw_mr_check(&x.p.b.dev->mrt, inv, x.p.b.pd, 0,
+				      (uintptr_t)x.b_tgt.p, 1), UIW_MRC_OK);
+	assert_int_equal(uiw_qp_destroy(qp2), 0);
+	pair_close(&x);
+
+	/* One stream on the PD: the same Send with Invalidate succeeds. */
+	pair_open(&x, &pair_cfg, ALL_REMOTE);
+	inv = x.b_tgt.mr->rkey;
+	assert_int_equal(ep_post_recv(x.p.b.qp, 91, &x.b_recv, 0, 100), 0);
+	assert_int_equal(ep_post_send(x.p.a.qp, 1, UIW_WR_SEND_WITH_INV, 0,
+				      &x.a_src, 0, 40, 0, 0, inv), 0);
+	ep_pump(&x.p);
+	wcs_are(x.p.b.cq, 1, (uint64_t[]){ 91 }, (int[]){ UIW_WC_SUCCESS });
+	assert_int_equal(uiw_mr_check(&x.p.b.dev->mrt, inv, x.p.b.pd, 0,
+				      (uintptr_t)x.b_tgt.p, 1),
+			 UIW_MRC_INVALID);
+	pair_close(&x);
+}
+
 /* Invalidated STags (remote and local invalidate) refuse later access. */
 static void test_invalidated_stag(void **state)
 {
@@ -1589,6 +1646,7 @@ int main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_too_long_later),
 		cmocka_unit_test(test_send_inv_violation),
+		cmocka_unit_test(test_send_inv_shared_pd),
 		cmocka_unit_test(test_invalidated_stag),
 		cmocka_unit_test(test_ird_exceeded),
 		cmocka_unit_test(test_posted_buffer_deregistered),
