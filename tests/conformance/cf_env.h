@@ -80,6 +80,7 @@ struct cf_opts {
 	int startup_timeout_ms;        /* listener (0: default) */
 	int conn_timeout_ms;           /* connect/accept param (0: default) */
 	int cqe;                       /* 0: 256 */
+	struct uiw_device *dev;        /* a device to share (NULL: own) */
 };
 
 struct cf_region {
@@ -99,7 +100,9 @@ struct cf_wr {
 
 struct cf_env {
 	struct cf_opts o;
+	bool inited;                   /* cf_setup ran (cf_close cleans) */
 	struct uiw_device *dev;
+	bool own_dev;
 	struct uiw_pd *pd, *pd2;
 	struct uiw_cq *scq, *rcq;
 	struct uiw_qp *qp;
@@ -172,7 +175,14 @@ int cf_post_recv(struct cf_env *e, uint64_t id, size_t off, uint32_t len);
 int cf_post_send(struct cf_env *e, uint64_t id, enum uiw_wr_opcode op,
 		 unsigned flags, enum cf_reg k, size_t off, uint32_t len,
 		 uint64_t raddr, uint32_t rkey);
-/* The status a tracked WR must complete with (default: flushed). */
+/* Posts one send WR as given (signalled) and tracks it. */
+int cf_post_send_wr(struct cf_env *e, struct uiw_send_wr *wr);
+/* The status a tracked WR must complete with (default: flushed).
+ * CF_WC_SUCCESS_OR_FLUSH: either (a WR whose message went out just before
+ * the stream ended: RFC 5040 §6.2.1 leaves its state indeterminate). */
+#define CF_WC_SUCCESS_OR_FLUSH (-2)
+/* CF_WC_ANY_ERROR: any status but success. */
+#define CF_WC_ANY_ERROR (-3)
 void cf_expect_status(struct cf_env *e, uint64_t id, int status);
 /* Waits for the next completion on cq: it must be WR id with status. */
 int cf_wait_wc(struct cf_env *e, struct uiw_cq *cq, uint64_t id,
@@ -199,6 +209,13 @@ int cf_expect_term(struct cf_env *e, const struct cf_term_expect *x);
  * MPA responder that has not validated an FPDU, RFC 5044 §7.1.2 rule 4):
  * uiwarp closes; the QP's cause is err. */
 int cf_expect_closed(struct cf_env *e, uiw_err_t err);
+/* The same when the raw peer ended the stream with its own Terminate
+ * saying err (RFC 5040 §5.4): uiwarp sends nothing back and closes; the
+ * QP's cause is err, origin remote. */
+int cf_expect_closed_remote(struct cf_env *e, uiw_err_t err);
+/* The same when the connection itself ended under the stream (RFC 5044
+ * §8 code 1): the QP's cause is err, origin LLP. */
+int cf_expect_closed_llp(struct cf_env *e, uiw_err_t err);
 /* Reads uiwarp's RDMA Read Response segments to sink_stag, starting at
  * sink_to, and checks their payload against src (len octets expected in
  * all).  Stops after the last one (returns 0), or at the first FPDU that

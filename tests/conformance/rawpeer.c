@@ -84,7 +84,7 @@ const char *rp_hex(const void *p, size_t n, char *buf, size_t cap)
 	return buf;
 }
 
-/* ---- Sockets ------------------------------------------------------------ */
+/* ---- Sockets ----------------------------------------------------------- */
 
 static int set_nonblock(int fd)
 {
@@ -324,9 +324,18 @@ int rp_wait_closed(struct rp_conn *c, size_t *extra)
 	int64_t deadline = rp_now_ms() + rp_timeout_ms();
 	size_t n = 0;
 
+	c->ndropped = 0;
 	for (;;) {
 		int r;
 
+		if (c->rlen && c->ndropped < sizeof(c->dropped)) {
+			size_t k = sizeof(c->dropped) - c->ndropped;
+
+			if (k > c->rlen)
+				k = c->rlen;
+			memcpy(c->dropped + c->ndropped, c->rbuf, k);
+			c->ndropped += k;
+		}
 		n += c->rlen;
 		c->rlen = 0;
 		if (c->eof)
@@ -356,7 +365,7 @@ int rp_quiet_for(struct rp_conn *c, int ms)
 	return r == 0 ? 1 : 0;
 }
 
-/* ---- MPA startup ------------------------------------------------------------ */
+/* ---- MPA startup ------------------------------------------------------- */
 
 int rp_mpa_send_frame_raw(struct rp_conn *c, const uint8_t key[16],
 			  uint8_t flags, uint8_t rev, uint16_t pd_len,
@@ -467,7 +476,7 @@ int rp_mpa_respond(struct rp_conn *c, uint8_t flags, const void *pd,
 	return 0;
 }
 
-/* ---- FPDUs ------------------------------------------------------------------ */
+/* ---- FPDUs ------------------------------------------------------------- */
 
 size_t rp_fpdu_build(const struct rp_conn *c, uint8_t *out, size_t cap,
 		     const void *ulpdu, size_t len)
@@ -545,6 +554,41 @@ int rp_send_fpdu(struct rp_conn *c, const void *ulpdu, size_t len)
 	return r;
 }
 
+/* What a sender MUST put in the octets a receiver ignores (RFC 5044
+ * §4.1: pad zero; §4.2: a marker's reserved half zero and the two low
+ * FPDUPTR bits zero).  The FPDU of ulpdu_len octets is at rbuf[0]. */
+static int check_sender_rules(const struct rp_conn *c, uint16_t ulpdu_len)
+{
+	static _Thread_local struct uiw_mpa_piece
+		p[UIW_MPA_MAX_PIECES(0xffffu)];
+	uint32_t flen;
+	unsigned n, k, i;
+	size_t at = 0;
+	char hx[64];
+
+	n = uiw_mpa_layout(c->rx_pos, ulpdu_len, c->markers_rx, p,
+			   UIW_MPA_MAX_PIECES(0xffffu), &flen);
+	for (k = 0; k < n; at += p[k].len, k++) {
+		const uint8_t *b = c->rbuf + at;
+
+		if (p[k].kind == UIW_MPA_P_MARKER &&
+		    (b[0] || b[1] || (b[3] & 3)))
+			return rp_fail("marker at stream octet %llu with "
+				       "reserved bits set: %s",
+				       (unsigned long long)(c->rx_pos + at),
+				       rp_hex(b, 4, hx, sizeof(hx)));
+		if (p[k].kind == UIW_MPA_P_PAD)
+			for (i = 0; i < p[k].len; i++)
+				if (b[i])
+					return rp_fail("FPDU at stream octet "
+						       "%llu has pad octets "
+						       "that are not zero",
+						       (unsigned long long)
+						       c->rx_pos);
+	}
+	return 0;
+}
+
 int rp_recv_fpdu(struct rp_conn *c, uint8_t *ulpdu, size_t cap, size_t *len)
 {
 	int64_t deadline = rp_now_ms() + rp_timeout_ms();
@@ -565,6 +609,8 @@ int rp_recv_fpdu(struct rp_conn *c, uint8_t *ulpdu, size_t cap, size_t *len)
 				       rp_hex(c->rbuf, c->rlen, hx,
 					      sizeof(hx)));
 		if (used) {
+			if (check_sender_rules(c, ul) < 0)
+				return -1;
 			take(c, used);
 			c->rx_pos += used;
 			*len = ul;
@@ -578,7 +624,7 @@ int rp_recv_fpdu(struct rp_conn *c, uint8_t *ulpdu, size_t cap, size_t *len)
 	}
 }
 
-/* ---- DDP and RDMAP ------------------------------------------------------------- */
+/* ---- DDP and RDMAP ----------------------------------------------------- */
 
 size_t rp_hdr_tagged(uint8_t *buf, uint8_t opcode, bool last,
 		     uint32_t stag, uint64_t to)

@@ -67,6 +67,9 @@ struct rp_conn {
 	uint8_t peer_flags, peer_rev;
 	uint16_t peer_pd_len;
 	uint8_t peer_pd[UIW_MPA_PD_MAX];
+	/* The first octets rp_wait_closed dropped (for messages) */
+	uint8_t dropped[64];
+	size_t ndropped;
 	/* Next MSN we send on untagged queues 0..3 (RFC 5041 §4.3: from 1) */
 	uint32_t msn[4];
 };
