@@ -7,8 +7,8 @@
 # Run as root; does nothing when everything is present.
 set -euo pipefail
 pkgs=(qemu-system-x86 busybox-static rdmacm-utils ibverbs-utils perftest
-      ibverbs-providers iproute2 kmod cpio socat xz-utils gcc make libc6-dev
-      libelf1 ca-certificates)
+      ibverbs-providers iproute2 kmod cpio socat xz-utils gcc gcc-12 make
+      libc6-dev libelf1)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

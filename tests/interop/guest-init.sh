@@ -11,13 +11,15 @@
 #   host -> guest, one line:  @@C <id> <timeout-seconds> <base64 script>
 #   guest -> host:            @@UIW-BEGIN <id>
 #                             <base64 of the script's stdout and stderr>
-#                             @@UIW-END <id> <exit status>
+#                             @@UIW-END <id> <exit status> <md5 of output>
 #
 # The script runs in its own session with stdin from /dev/null; after its
 # timeout its whole process group is killed and the status is 124.  Output is
 # sent as base64 so that no byte of it can be taken for a marker.  Anything
 # before "@@C " on a line is ignored (a partial line left over from the time
-# before the port was opened, or line noise).
+# before the port was opened, or line noise).  A command whose id is the
+# last one run is not run again: its reply is sent again, so that the host
+# may repeat a command whose reply it missed without running it twice.
 #
 # As uiw-bg it keeps long-running commands (an rping server, say) in the
 # background, each in its own session:
@@ -71,6 +73,7 @@ bg_main() {
 		fi
 		rm -rf "$d"
 		mkdir -p "$d"
+		# shellcheck disable=SC2016 # expanded by the inner shell
 		# A new session, so that "kill" reaches everything the job
 		# starts and the control loop's clean-up reaches none of it.
 		setsid sh -c 'sh -c "$1" > "$2/out" 2>&1 < /dev/null
@@ -159,9 +162,9 @@ waitport_main() {
 }
 
 # ------------------------------------------------------- control channel
+# run_one ID TIMEOUT BASE64: runs the script; leaves its output in
+# $ctl_dir/out and its status in $rc.
 run_one() {
-	id=$1
-	t=$2
 	mkdir -p "$ctl_dir"
 	rm -f "$ctl_dir/timedout"
 	if printf '%s' "$3" | base64 -d > "$ctl_dir/cmd" 2>/dev/null; then
@@ -170,8 +173,9 @@ run_one() {
 		# so that "kill -9 -pid" ends each with all its children.
 		setsid sh "$ctl_dir/cmd" > "$ctl_dir/out" 2>&1 < /dev/null 3>&- &
 		pid=$!
+		# shellcheck disable=SC2016 # expanded by the inner shell
 		setsid sh -c 'sleep "$1"; : > "$3/timedout"; kill -9 "-$2"' \
-			uiw-watchdog "$t" "$pid" "$ctl_dir" \
+			uiw-watchdog "$2" "$pid" "$ctl_dir" \
 			> /dev/null 2>&1 < /dev/null 3>&- &
 		wd=$!
 		wait "$pid"
@@ -183,12 +187,18 @@ run_one() {
 		wait "$wd" 2>/dev/null
 		[ -e "$ctl_dir/timedout" ] && rc=124
 	else
-		echo "uiw-guest: command $id is not valid base64" > "$ctl_dir/out"
+		echo "uiw-guest: command $1 is not valid base64" > "$ctl_dir/out"
 		rc=125
 	fi
-	printf '\n@@UIW-BEGIN %s\n' "$id"
+}
+
+# send_reply ID STATUS: the reply to a command, from $ctl_dir/out, with the
+# MD5 sum of the output so that the host can tell a damaged reply.
+send_reply() {
+	sum=$(md5sum < "$ctl_dir/out")
+	printf '\n@@UIW-BEGIN %s\n' "$1"
 	base64 "$ctl_dir/out"
-	printf '@@UIW-END %s %s\n' "$id" "$rc"
+	printf '@@UIW-END %s %s %s\n' "$1" "$2" "${sum%% *}"
 }
 
 ctl_loop() {
@@ -200,6 +210,12 @@ ctl_loop() {
 	fi
 	exec 3<> "$tty"
 	stty raw -echo -ixon -ixoff <&3
+	# "uiw.trace" on the kernel command line logs each command's id on
+	# the console.
+	trace=
+	grep -qw uiw.trace /proc/cmdline && trace=1
+	last_id=
+	last_rc=
 	printf '\n@@UIW-READY\n' >&3
 	while IFS= read -r line <&3; do
 		case $line in
@@ -213,7 +229,19 @@ ctl_loop() {
 		[ $# -eq 4 ] || continue
 		valid_name "$2" || continue
 		valid_number "$3" || continue
-		run_one "$2" "$3" "$4" >&3
+		if [ "$2" = "$last_id" ]; then
+			# The host asks again: it missed the reply (or its
+			# first request seemed lost).  Never run it twice.
+			[ -n "$trace" ] && say "command $2 repeated"
+			send_reply "$2" "$last_rc" >&3
+			continue
+		fi
+		[ -n "$trace" ] && say "command $2 received"
+		run_one "$2" "$3" "$4"
+		last_id=$2
+		last_rc=$rc
+		send_reply "$2" "$rc" >&3
+		[ -n "$trace" ] && say "command $2 answered"
 	done
 	exec 3>&-
 	return 1

@@ -18,8 +18,11 @@
 # reason is on stderr, with the end of the guest's console).
 
 UIW_INTEROP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-GUEST_ADDR=10.0.2.15
-GUEST_HOST_ADDR=10.0.2.100
+# No __pycache__ in the source tree.
+export PYTHONDONTWRITEBYTECODE=1
+# The guest's address, and the address at which it reaches the host.
+export GUEST_ADDR=10.0.2.15
+export GUEST_HOST_ADDR=10.0.2.100
 
 guest_py() {
 	python3 "$UIW_INTEROP_DIR/guest.py" "$@"

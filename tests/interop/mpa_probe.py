@@ -28,6 +28,7 @@ import socket
 import sys
 import time
 
+sys.dont_write_bytecode = True         # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guest import Guest, GuestError  # noqa: E402
 
