@@ -32,6 +32,7 @@ trap 'rm -f "$tmp"' EXIT
 	echo
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "- machine: $(uname -srm), $(nproc) CPUs, ${cpu:-unknown CPU}"
+	echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- source: $rev, build type ${btype:-unknown}"
 	echo "- command: uiwarp-bw -t $secs $*"
 	echo

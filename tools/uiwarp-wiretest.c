@@ -74,7 +74,8 @@ static unsigned counts[RDMAP_NOPS];
 static unsigned multi_fpdu;
 static uint64_t next_id = 1;
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
 {
 	va_list ap;

@@ -138,6 +138,12 @@ static void check_cause(const char *who, const struct uiw_term_cause *t,
 	assert_true(strlen(s) > 0);
 }
 
+static int flushed_recv(const struct uiw_wc *wc, uint64_t wr_id)
+{
+	return wc->status == UIW_WC_WR_FLUSH_ERR &&
+	       wc->opcode == UIW_WC_RECV && wc->wr_id == wr_id;
+}
+
 /*
  * The peer of `w` must end the stream: both QPs leave RTS, the writer's
  * later work requests do not succeed, the nrecv receives posted on each
@@ -180,13 +186,11 @@ static void check_stream_ended(struct lbu_side *w, struct lbu_side *sink,
 	/* Posted receives on both sides are flushed, in order. */
 	LBU_OK(lbu_wait_wc(w->rcq, wc, nrecv));
 	for (i = 0; i < nrecv; i++)
-		if (wc[i].status != UIW_WC_WR_FLUSH_ERR ||
-		    wc[i].opcode != UIW_WC_RECV || wc[i].wr_id != 900 + (uint64_t)i)
+		if (!flushed_recv(&wc[i], 900 + (uint64_t)i))
 			wc_fail("writer's receive not flushed in order", &wc[i]);
 	LBU_OK(lbu_wait_wc(sink->rcq, wc, nrecv));
 	for (i = 0; i < nrecv; i++)
-		if (wc[i].status != UIW_WC_WR_FLUSH_ERR ||
-		    wc[i].opcode != UIW_WC_RECV || wc[i].wr_id != 900 + (uint64_t)i)
+		if (!flushed_recv(&wc[i], 900 + (uint64_t)i))
 			wc_fail("sink's receive not flushed in order", &wc[i]);
 	LBU_OK(lbu_wait_disconnected(w));
 	LBU_OK(lbu_wait_disconnected(sink));
