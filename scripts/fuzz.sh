@@ -3,7 +3,7 @@
 # and UndefinedBehaviorSanitizer, every finding fatal) and runs each one
 # for the given number of seconds on a copy of its seed corpus, one after
 # another.  Before fuzzing a target, the reproducers saved under
-# tests/fuzz/crashes/<target>/ are run once each: they must not crash any
+# tests/fuzz/crashes/<target>/ are run once each: they must not fail any
 # more.  Exits non-zero when anything crashed, hung or failed to build.
 #
 #   scripts/fuzz.sh [seconds-per-target] [target...]     (default 60, all)
@@ -11,85 +11,72 @@
 # Environment: FUZZ_BUILD, the build directory (default build-fuzz/ in
 # the source tree).  Each run starts afresh in $FUZZ_BUILD/run/<target>/:
 # corpus/ (the seeds plus what the run added; tests/fuzz/corpus/ is never
-# written), artifacts/ (crashing inputs) and log.
+# written), artifacts/ (failing inputs) and log.
+#
+# Everything happens in functions, which bash reads whole before running
+# them: editing this file during a long run does not disturb the run.
 set -euo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-secs=${1:-60}
-[ $# -gt 0 ] && shift
-build=${FUZZ_BUILD:-$root/build-fuzz}
-src=$root/tests/fuzz
 
 die() {
 	echo "fuzz: $*" >&2
 	exit 1
 }
 
-[[ $secs =~ ^[1-9][0-9]*$ ]] || die "seconds per target must be a" \
-	"positive integer, not '$secs'"
-command -v clang >/dev/null ||
-	die "clang not found: libFuzzer needs clang and libclang-rt-dev" \
-		"(run scripts/install-deps.sh as root)"
-command -v cmake >/dev/null || die "cmake not found"
+build_targets() {
+	command -v clang >/dev/null ||
+		die "clang not found: libFuzzer needs clang and" \
+			"libclang-rt-dev (run scripts/install-deps.sh as root)"
+	command -v cmake >/dev/null || die "cmake not found"
+	mkdir -p "$build"
+	if [ ! -f "$build/CMakeCache.txt" ]; then
+		if ! cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang \
+			>"$build/configure.log" 2>&1; then
+			cat "$build/configure.log" >&2
+			rm -f "$build/CMakeCache.txt"
+			die "configuring $build failed"
+		fi
+	fi
+	if ! cmake --build "$build" -j "$(nproc)" >"$build/build.log" 2>&1
+	then
+		cat "$build/build.log" >&2
+		die "building the fuzz targets failed"
+	fi
+}
 
-# ---- build ---------------------------------------------------------------
-mkdir -p "$build"
-if [ ! -f "$build/CMakeCache.txt" ]; then
-	cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang \
-		>"$build/configure.log" 2>&1 ||
-		{ cat "$build/configure.log" >&2
-		  rm -f "$build/CMakeCache.txt"
-		  die "configuring $build failed"; }
-fi
-cmake --build "$build" -j "$(nproc)" >"$build/build.log" 2>&1 ||
-	{ cat "$build/build.log" >&2; die "building the fuzz targets failed"; }
+# Replays tests/fuzz/crashes/<t>/*; returns 1 if any still fails.
+replay_saved() {
+	local t=$1 bin=$2 run=$3 c rc=0
 
-# ---- targets ---------------------------------------------------------------
-if [ $# -gt 0 ]; then
-	targets=("$@")
-else
-	targets=()
-	for f in "$src"/fuzz_*.c; do
-		f=${f##*/fuzz_}
-		targets+=("${f%.c}")
+	[ -d "$src/crashes/$t" ] || return 0
+	for c in "$src/crashes/$t"/*; do
+		[ -f "$c" ] || continue
+		if ! "$bin" "$c" >"$run/replay.log" 2>&1; then
+			echo "fuzz: $t: saved reproducer ${c#"$root"/} still" \
+				"fails:" >&2
+			grep -E -A1 'invariant violated|ERROR:|runtime error' \
+				"$run/replay.log" | head -n 6 >&2 || true
+			rc=1
+		fi
 	done
-fi
-[ ${#targets[@]} -gt 0 ] || die "no targets in $src"
+	return $rc
+}
 
-# Every sanitizer finding is fatal; leaks count too.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# Fuzzes target t for secs seconds; appends its row to rows, its name to
+# failed when it found something.
+fuzz_one() {
+	local t=$1 bin=$build/fuzz_$1 run=$build/run/$1
+	local status=ok rc=0 t0 t1 runs eps last cov ft corp wall a
 
-failed=()
-rows=()
-for t in "${targets[@]}"; do
-	bin=$build/fuzz_$t
 	[ -x "$bin" ] || die "no target fuzz_$t (tests/fuzz/fuzz_$t.c)"
-	run=$build/run/$t
 	rm -rf "$run"
 	mkdir -p "$run/corpus" "$run/artifacts"
 	if [ -d "$src/corpus/$t" ]; then
 		cp -r "$src/corpus/$t/." "$run/corpus/"
 	fi
-
-	# saved reproducers: each must now pass
-	status=ok
-	if [ -d "$src/crashes/$t" ]; then
-		for c in "$src/crashes/$t"/*; do
-			[ -f "$c" ] || continue
-			if ! "$bin" "$c" >"$run/regress.log" 2>&1; then
-				echo "fuzz: $t: saved reproducer ${c#$root/}" \
-					"still fails:" >&2
-				grep -E 'invariant|ERROR|runtime error|SUMMARY' \
-					"$run/regress.log" | head -5 >&2 || true
-				status=FAIL
-			fi
-		done
-	fi
+	replay_saved "$t" "$bin" "$run" || status=FAIL
 
 	echo "fuzz: $t: ${secs}s ..." >&2
 	t0=$(date +%s.%N)
-	rc=0
 	"$bin" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
 		-artifact_prefix="$run/artifacts/" "$run/corpus" \
 		>"$run/log" 2>&1 || rc=$?
@@ -117,16 +104,56 @@ for t in "${targets[@]}"; do
 		done
 	fi
 	[ "$status" = ok ] || failed+=("$t")
-	rows+=("$(printf '%-12s %11s %9s %6s %7s %7s %8s  %s' "$t" \
+	rows+=("$(printf '%-12s %11s %9s %6s %8s %6s %8s  %s' "$t" \
 		"${runs:-?}" "${eps:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" \
 		"${wall}s" "$status")")
-done
+}
 
-printf '%-12s %11s %9s %6s %7s %7s %8s  %s\n' target runs exec/s cov \
-	features corpus time result
-printf '%s\n' "${rows[@]}"
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "fuzz: FAILED: ${failed[*]} (logs and inputs in $build/run/)" >&2
-	exit 1
-fi
-echo "fuzz: all ${#targets[@]} targets ran ${secs}s each without a finding"
+main() {
+	local f t
+
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	src=$root/tests/fuzz
+	build=${FUZZ_BUILD:-$root/build-fuzz}
+	secs=${1:-60}
+	[[ $secs =~ ^[1-9][0-9]*$ ]] ||
+		die "seconds per target must be a positive integer, not '$secs'"
+	[ $# -eq 0 ] || shift
+
+	build_targets
+	if [ $# -gt 0 ]; then
+		targets=("$@")
+	else
+		targets=()
+		for f in "$src"/fuzz_*.c; do
+			f=${f##*/fuzz_}
+			targets+=("${f%.c}")
+		done
+	fi
+	[ ${#targets[@]} -gt 0 ] || die "no targets in $src"
+
+	# Every sanitizer finding is fatal; leaks count too.
+	: "${ASAN_OPTIONS:=detect_leaks=1:strict_string_checks=1}"
+	: "${UBSAN_OPTIONS:=halt_on_error=1:print_stacktrace=1}"
+	export ASAN_OPTIONS UBSAN_OPTIONS
+
+	failed=()
+	rows=()
+	for t in "${targets[@]}"; do
+		fuzz_one "$t"
+	done
+
+	printf '%-12s %11s %9s %6s %8s %6s %8s  %s\n' target runs exec/s \
+		cov features corpus time result
+	printf '%s\n' "${rows[@]}"
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "fuzz: FAILED: ${failed[*]} (logs and inputs in" \
+			"$build/run/)" >&2
+		exit 1
+	fi
+	echo "fuzz: all ${#targets[@]} targets ran ${secs}s each without a" \
+		"finding"
+}
+
+main "$@"
+exit

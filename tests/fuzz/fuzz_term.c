@@ -14,8 +14,6 @@
 #include <uiwarp/uiwarp.h>
 #include "wire/ddp.h"
 
-#define ERR(l, t, c) UIW_ERR(l, t, c)
-
 /* RFC 5040 §4.8: Read Request headers are the only RDMA headers. */
 static size_t rdmap_len(bool d, const uint8_t *ddp)
 {
@@ -36,8 +34,8 @@ static void check_cause(uiw_err_t e)
 
 static void ref_ctrl(const uint8_t *c, struct uiw_term *t)
 {
-	uiw_err_t rfc = ERR(c[0] >> 4, c[0] & 0xf, c[1]);
-	uiw_err_t swp = ERR(c[0] & 0xf, c[0] >> 4, c[1]);
+	uiw_err_t rfc = UIW_ERR(c[0] >> 4, c[0] & 0xf, c[1]);
+	uiw_err_t swp = UIW_ERR(c[0] & 0xf, c[0] >> 4, c[1]);
 	/* ddp.h: the RFC reading unless it is implausible and the swapped
 	 * (siw) one is plausible */
 	bool rfc_bad = !uiw_err_known(rfc) ||
@@ -190,7 +188,7 @@ static void build(struct fz *in)
 	bool good;
 
 	memset(&t, 0, sizeof(t));
-	t.err = ERR(layer, etype, fz_u8(in));
+	t.err = UIW_ERR(layer, etype, fz_u8(in));
 	t.m = fl & 1;
 	t.d = fl & 2;
 	t.r = fl & 4;
