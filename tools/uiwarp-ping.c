@@ -124,6 +124,7 @@ struct conn {
 	unsigned long sends_posted, sends_done, reads_done, writes_done;
 
 	uint8_t mpa_rev;
+	uint8_t p2p, rtr;		/* RFC 6581 outcome */
 	char peer[INET6_ADDRSTRLEN + 16];
 };
 
@@ -372,6 +373,8 @@ static int cm_event(struct ping *p, struct conn *c, struct uiw_cm_event *ev)
 	case UIW_CM_EVENT_ESTABLISHED:
 		c->established = true;
 		c->mpa_rev = ev->mpa_rev;
+		c->p2p = ev->p2p;
+		c->rtr = ev->rtr;
 		return 0;
 	case UIW_CM_EVENT_REJECTED:
 		err(p, "connection to %s rejected", c->peer);
@@ -759,17 +762,34 @@ fail:
 	return NULL;
 }
 
+/* "write", "read,send", "none": RTR types. */
+static const char *rtr_str(uint8_t m, char *buf, size_t cap)
+{
+	static const char *const names[] = { "send", "write", "read" };
+	size_t n = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < 3; i++)
+		if (m & (1u << i))
+			n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0,
+					      "%s%s", n ? "," : "", names[i]);
+	return buf[0] ? buf : "none";
+}
+
 static void print_connected(struct conn *c)
 {
 	struct uiw_qp_attr a;
+	char r[32];
 
 	if (uiw_qp_query(c->qp, &a)) {
 		err(c->p, "querying the QP: %s", uiw_last_error());
 		return;
 	}
-	dbg(c->p, "connected with %s: QP %u, MPA revision %u, CRC %s, markers sent %s, received %s, IRD %u, ORD %u, MULPDU %u",
+	dbg(c->p, "connected with %s: QP %u, MPA revision %u, CRC %s, markers sent %s, received %s, IRD %u, ORD %u, MULPDU %u, peer-to-peer %s, RTR %s",
 	    c->peer, a.qp_num, c->mpa_rev, onoff(a.crc), onoff(a.markers_tx),
-	    onoff(a.markers_rx), a.ird, a.ord, a.mulpdu);
+	    onoff(a.markers_rx), a.ird, a.ord, a.mulpdu, onoff(c->p2p),
+	    rtr_str(c->rtr, r, sizeof(r)));
 }
 
 /* Ends the connection in order: our FIN goes out, then the id goes. */
@@ -1045,9 +1065,15 @@ static int serve(struct ping *p, struct uiw_cm_event *req)
 	c->id = req->id;
 	if (!uiw_cm_peer_addr(c->id, &ss))
 		addr_str(&ss, c->peer, sizeof(c->peer));
-	dbg(p, "connection request from %s: MPA revision %u, CRC %s, markers %s, IRD %u, ORD %u",
-	    c->peer, req->mpa_rev, onoff(req->peer_crc),
-	    onoff(req->peer_markers), req->peer_ird, req->peer_ord);
+	{
+		char r[32];
+
+		dbg(p, "connection request from %s: MPA revision %u, CRC %s, markers %s, IRD %u, ORD %u, peer-to-peer %s, RTR %s",
+		    c->peer, req->mpa_rev, onoff(req->peer_crc),
+		    onoff(req->peer_markers), req->peer_ird, req->peer_ord,
+		    onoff(req->peer_p2p), rtr_str(req->peer_rtr, r,
+						  sizeof(r)));
+	}
 
 	/* rping -q accepts with responder resources and initiator depth
 	 * of 1; otherwise the CM's defaults apply. */
@@ -1128,6 +1154,12 @@ static int run_server(struct ping *p)
 		    uiw_last_error());
 		return -1;
 	}
+	/* --mpa-rev=1: a responder of RFC 5044 alone. */
+	if (p->o.cp.mpa_rev &&
+	    uiw_cm_set_max_mpa_rev(p->listen_id, p->o.cp.mpa_rev)) {
+		err(p, "%s", uiw_last_error());
+		return -1;
+	}
 	if (!uiw_cm_local_addr(p->listen_id, &ss))
 		addr_str(&ss, where, sizeof(where));
 	else
@@ -1183,7 +1215,11 @@ static void usage(FILE *f)
 "  --markers=on|off    ask the peer to send MPA markers (default off)\n"
 "  -I, --ird=N         inbound RDMA Read depth (client default 1)\n"
 "  -O, --ord=N         outbound RDMA Read depth (client default 1)\n"
-"  --mpa-rev=1|2       MPA revision to use\n"
+"  --mpa-rev=1|2       MPA revision (default 2, RFC 6581; a server with 1\n"
+"                      closes on revision 2 Requests)\n"
+"  --p2p               client: peer-to-peer mode, an RTR opens the connection\n"
+"  --rtr=TYPES         RTR types offered (client) or accepted (server): a\n"
+"                      comma list of send, write, read (default all)\n"
 "  --quiet             no summary lines\n"
 "  -h, --help          this help\n",
 		PING_MIN_SIZE, PING_MAX_SIZE, PING_DEFAULT_SIZE);
@@ -1213,7 +1249,33 @@ static int parse_onoff(const char *s, enum uiw_opt *out)
 	return 0;
 }
 
-enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET };
+enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR };
+
+/* "write,read" -> UIW_RTR_* mask; -1 when invalid. */
+static int parse_rtr(const char *s)
+{
+	static const struct { const char *name; int bit; } t[] = {
+		{ "send", UIW_RTR_SEND }, { "write", UIW_RTR_WRITE },
+		{ "read", UIW_RTR_READ },
+	};
+	int m = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ","), i;
+
+		for (i = 0; i < 3; i++)
+			if (len == strlen(t[i].name) &&
+			    !strncmp(s, t[i].name, len))
+				break;
+		if (i == 3)
+			return -1;
+		m |= t[i].bit;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return m ? m : -1;
+}
 
 static int parse_args(struct ping *p, int argc, char **argv)
 {
@@ -1223,6 +1285,8 @@ static int parse_args(struct ping *p, int argc, char **argv)
 		{ "ird", required_argument, NULL, 'I' },
 		{ "ord", required_argument, NULL, 'O' },
 		{ "mpa-rev", required_argument, NULL, OPT_MPA_REV },
+		{ "p2p", no_argument, NULL, OPT_P2P },
+		{ "rtr", required_argument, NULL, OPT_RTR },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1322,6 +1386,20 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			}
 			o->cp.mpa_rev = (uint8_t)v;
 			break;
+		case OPT_P2P:
+			o->cp.p2p = UIW_OPT_ON;
+			break;
+		case OPT_RTR: {
+			int m = parse_rtr(optarg);
+
+			if (m < 0) {
+				fprintf(stderr, "uiwarp-ping: --rtr takes send, write and read, comma separated, not %s\n",
+					optarg);
+				return -1;
+			}
+			o->cp.rtr = (uint8_t)m;
+			break;
+		}
 		case OPT_QUIET:
 			o->quiet = 1;
 			break;
@@ -1345,6 +1423,14 @@ static int parse_args(struct ping *p, int argc, char **argv)
 	}
 	if (!o->server && !o->addr) {
 		fprintf(stderr, "uiwarp-ping: the client needs -a addr\n");
+		return -1;
+	}
+	if (o->cp.p2p == UIW_OPT_ON && o->cp.mpa_rev == 1) {
+		fprintf(stderr, "uiwarp-ping: --p2p needs MPA revision 2\n");
+		return -1;
+	}
+	if (o->server && o->cp.p2p == UIW_OPT_ON) {
+		fprintf(stderr, "uiwarp-ping: --p2p is the client's choice; the server follows it\n");
 		return -1;
 	}
 	if (!o->server && !strcmp(o->port, "0")) {

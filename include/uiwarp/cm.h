@@ -21,26 +21,86 @@ struct uiw_cm_channel;
 struct uiw_cm_id;
 
 #define UIW_MPA_PRIVATE_DATA_MAX 512
+/* RFC 6581 §9: with MPA revision 2 the first 4 octets of the private data
+ * carry IRD, ORD and the peer-to-peer flags, and PD_Length counts them:
+ * the application's private data is at most 508 octets. */
+#define UIW_MPA_V2_PRIVATE_DATA_MAX 508
 
 enum uiw_opt { UIW_OPT_DEFAULT = 0, UIW_OPT_OFF = 1, UIW_OPT_ON = 2 };
 
-/* How the connection runs.  A zeroed struct gives the defaults. */
+/* Ready-to-Receive indications of RFC 6581 §9.2 (peer-to-peer mode). */
+enum {
+	UIW_RTR_SEND  = 1u << 0,  /* zero-length Send (flag B) */
+	UIW_RTR_WRITE = 1u << 1,  /* zero-length RDMA Write, STag 1 (flag C) */
+	UIW_RTR_READ  = 1u << 2,  /* zero-length RDMA Read (flag D) */
+	UIW_RTR_ALL   = 0x7u,
+};
+/* ird/ord value asking for no automatic negotiation (RFC 6581 §9.1, all
+ * ones): the Request carries 0x3FFF and the local value stays the QP's
+ * default.  Initiator only. */
+#define UIW_IRD_ORD_MANUAL 0x3fffu
+
+/*
+ * How the connection runs.  A zeroed struct gives the defaults.
+ *
+ * MPA revision 2 (RFC 6581) is the default: the Request sets the
+ * enhanced-setup bit and carries IRD and ORD; the responder answers in
+ * the revision and format of the Request (RFC 6581 §10), so a revision 1
+ * Request gets a revision 1 Reply; on accept, mpa_rev is not used.
+ *
+ * IRD/ORD negotiation (RFC 6581 §9.1): ird and ord are this side's
+ * initial values.  The responder lowers its ORD to the initiator's IRD
+ * and raises its IRD to the initiator's ORD (up to the device's
+ * max_ird); the initiator lowers its ORD to the responder's IRD and
+ * raises its IRD to the responder's ORD (up to max_ird; beyond it, it
+ * sends the Terminate "insufficient IRD", 2/0/6).  With rd_strict the
+ * values are requirements instead: a responder whose ord exceeds the
+ * initiator's IRD rejects (uiw_cm_accept sends a Reply with R set that
+ * names the ORD it needs, with the accept's private data, and returns
+ * -ENOBUFS; the id is then the application's to destroy), and its IRD
+ * is never raised; an initiator whose ird is below the responder's ORD
+ * sends the Terminate 2/0/6.  The negotiated values are in the
+ * ESTABLISHED event and in uiw_qp_query; without the IRD/ORD field
+ * (revision 1) each side keeps its own.
+ *
+ * Peer-to-peer mode (RFC 6581 §9.2): an initiator with p2p ON offers the
+ * RTR types in rtr (0: all three) and, after the Reply, sends one of
+ * those the responder accepted (preferring Write, then Read, then Send)
+ * as its first FPDU; if the responder accepted none of them it sends the
+ * Terminate "no matching RTR option" (2/0/7) instead.  A responder
+ * follows the initiator's choice of mode (p2p is not used on accept) and
+ * accepts the offered types that are also in its rtr (0: all three);
+ * when none of them is, its Reply names the types it does support.  The
+ * RTR never reaches the application: no receive is consumed, no
+ * completion is made, and a responder sends nothing before it.
+ */
 struct uiw_conn_param {
 	const void *private_data;
-	uint16_t private_data_len;  /* at most UIW_MPA_PRIVATE_DATA_MAX */
-	uint8_t mpa_rev;            /* 0: default (1 until revision 2 exists) */
+	uint16_t private_data_len;  /* at most UIW_MPA_PRIVATE_DATA_MAX, or
+				       UIW_MPA_V2_PRIVATE_DATA_MAX when the
+				       frame is of revision 2 */
+	uint8_t mpa_rev;            /* initiator: 0 or 2: revision 2; 1 */
 	enum uiw_opt crc;           /* default ON (RFC 5044 §4.4) */
 	enum uiw_opt markers;       /* markers we ask the peer to send: default OFF */
-	uint32_t ird;               /* 0: the QP's/device default */
+	uint32_t ird;               /* 0: the QP's/device default; at most
+				       the device's max_ird, or
+				       UIW_IRD_ORD_MANUAL (initiator) */
 	uint32_t ord;
 	int timeout_ms;             /* MPA startup timeout; 0: 10000 */
+	enum uiw_opt p2p;           /* initiator: peer-to-peer, default OFF */
+	uint8_t rtr;                /* UIW_RTR_* this side supports; 0: all */
+	uint8_t rd_strict;          /* ird/ord are requirements (see above) */
 };
 
 enum uiw_cm_event_type {
 	UIW_CM_EVENT_CONNECT_REQUEST = 0, /* on a listener: ev.id is new */
 	UIW_CM_EVENT_ESTABLISHED,
 	UIW_CM_EVENT_REJECTED,        /* peer rejected; private data in ev */
-	UIW_CM_EVENT_CONNECT_ERROR,   /* ev.status: -ETIMEDOUT, -ECONNREFUSED, -EPROTO ... */
+	UIW_CM_EVENT_CONNECT_ERROR,   /* ev.status: -ETIMEDOUT, -ECONNREFUSED, -EPROTO ...
+				       * After a Terminate of RFC 6581 that we
+				       * sent: -ENOBUFS (2/0/6, insufficient
+				       * IRD), -ENOPROTOOPT (2/0/7, no matching
+				       * RTR option). */
 	UIW_CM_EVENT_DISCONNECTED,    /* the connection ended (either side) */
 	UIW_CM_EVENT_TIMEWAIT_EXIT,
 };
@@ -60,6 +120,19 @@ struct uiw_cm_event {
 	uint8_t peer_crc;             /* peer asked for CRC */
 	uint8_t peer_markers;         /* peer asked for markers */
 	uint32_t peer_ird, peer_ord;  /* 0 when the peer did not say */
+	/* RFC 6581 (the peer's frame had the enhanced-setup bit; the 4
+	 * octets are not part of private_data).  peer_ird and peer_ord are
+	 * as sent (0x3FFF: the peer leaves them to the ULP). */
+	uint8_t enhanced;
+	uint8_t peer_p2p;             /* the peer set A (peer-to-peer) */
+	uint8_t peer_rtr;             /* UIW_RTR_* flags the peer set */
+	/* ESTABLISHED: the outcome on this side.  p2p: peer-to-peer mode;
+	 * rtr: the initiator's RTR type (one UIW_RTR_*), or the types a
+	 * responder accepts (the flags of its Reply); ird/ord: the values
+	 * the QP uses. */
+	uint8_t p2p;
+	uint8_t rtr;
+	uint32_t ird, ord;
 };
 
 struct uiw_cm_channel *uiw_cm_channel_create(struct uiw_device *dev);
@@ -77,6 +150,12 @@ int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
  * closes it (ms; 0: the default, 10000).  At most backlog connections
  * wait for their Request at a time (RFC 5044 §7.1.2 rules 8 and 10). */
 int uiw_cm_set_startup_timeout(struct uiw_cm_id *listen_id, int timeout_ms);
+/* The highest MPA revision a listener speaks: 2 (the default) or 1.
+ * Limited to 1 it is a responder of RFC 5044 alone: a Request of
+ * revision 2 is closed without a Reply (RFC 5044 §7.1.1 Rev; the
+ * "enhanced MPA initiator only" case of RFC 6581 §10), after which the
+ * initiator may try again with revision 1. */
+int uiw_cm_set_max_mpa_rev(struct uiw_cm_id *listen_id, uint8_t rev);
 /* Connects qp to dst; events go to ch. */
 int uiw_cm_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 		   const struct sockaddr *dst, socklen_t dstlen,
@@ -84,7 +163,10 @@ int uiw_cm_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 /* Accepts a CONNECT_REQUEST id on qp.  ESTABLISHED follows. */
 int uiw_cm_accept(struct uiw_cm_id *id, struct uiw_qp *qp,
 		  const struct uiw_conn_param *param);
-/* Rejects a CONNECT_REQUEST id with an MPA Reply that has R set. */
+/* Rejects a CONNECT_REQUEST id with an MPA Reply that has R set.  The
+ * Reply to a revision 2 Request with the enhanced-setup bit carries the
+ * IRD/ORD field too (the device defaults), so private data is at most
+ * UIW_MPA_V2_PRIVATE_DATA_MAX octets then. */
 int uiw_cm_reject(struct uiw_cm_id *id, const void *private_data,
 		  uint16_t private_data_len);
 /* Graceful close: the QP goes to Closing, then Idle/Error with flushed WRs. */

@@ -50,6 +50,10 @@ struct uiw_device_attr {
 	uint32_t cap_flags;     /* UIW_DEV_CAP_* */
 };
 
+/* uiwarp implements the whole of RFC 7306 and reports both flags.  A
+ * peer without it (Linux siw, for one) answers these messages with a
+ * Terminate, which ends the connection: the work request then completes
+ * with an error status and wc.term says what the peer reported. */
 enum {
 	UIW_DEV_CAP_ATOMIC   = 1u << 0,  /* RFC 7306 atomics */
 	UIW_DEV_CAP_IMM_DATA = 1u << 1,  /* RFC 7306 immediate data */
@@ -116,8 +120,25 @@ enum uiw_wc_opcode {
 	UIW_WC_FETCH_ADD,
 	UIW_WC_CMP_SWP,
 	UIW_WC_RECV,            /* an untagged message arrived */
-	UIW_WC_RECV_RDMA_WITH_IMM, /* immediate data (RFC 7306) */
+	UIW_WC_RECV_RDMA_WITH_IMM, /* immediate data (RFC 7306): see below */
 };
+
+/*
+ * Completions of RFC 7306 work requests:
+ *  - at the sender, UIW_WR_IMMEDIATE completes as UIW_WC_SEND (byte_len
+ *    0) and UIW_WR_RDMA_WRITE_WITH_IMM as UIW_WC_RDMA_WRITE (byte_len:
+ *    the octets written), like a Send and a Write;
+ *  - at the receiver, each Immediate Data message (alone, or the second
+ *    half of a Write with Immediate) consumes the oldest posted receive
+ *    (RFC 7306 §6.3) and completes it as UIW_WC_RECV_RDMA_WITH_IMM with
+ *    UIW_WC_F_WITH_IMM set, the 8 octets in imm_data, byte_len 0 (the
+ *    receive buffer is not written, so it may be empty) and
+ *    UIW_WC_F_SOLICITED for Immediate Data with SE.  The receiver cannot
+ *    tell whether a Write came first; one that did was placed before
+ *    this completion (RFC 7306 §7);
+ *  - an atomic completes as UIW_WC_FETCH_ADD or UIW_WC_CMP_SWP with
+ *    byte_len 8, once the original remote value is in its local buffer.
+ */
 
 enum {
 	UIW_WC_F_WITH_INV   = 1u << 0, /* Send with Invalidate: invalidated_stag */
@@ -241,8 +262,48 @@ enum {
 	UIW_SEND_SIGNALED  = 1u << 0,
 	UIW_SEND_SOLICITED = 1u << 1, /* Send with SE / Immediate with SE */
 	UIW_SEND_INLINE    = 1u << 2, /* copy payload at post time */
-	UIW_SEND_FENCE     = 1u << 3, /* wait for outstanding Reads first */
+	UIW_SEND_FENCE     = 1u << 3, /* wait for outstanding Reads and
+					 atomics first */
+	UIW_SEND_ATOMIC_MASKED = 1u << 4, /* the atomic's masks are set */
 };
+
+/*
+ * RFC 7306 work requests.
+ *
+ * UIW_WR_IMMEDIATE: 8 octets (imm_data) and no payload (num_sge 0); with
+ * UIW_SEND_SOLICITED it is Immediate Data with SE.
+ *
+ * UIW_WR_RDMA_WRITE_WITH_IMM: an RDMA Write exactly as UIW_WR_RDMA_WRITE
+ * (sg_list, wr.rdma; 0 octets or more) followed by an Immediate Data
+ * message with imm_data (with SE under UIW_SEND_SOLICITED), both from
+ * this one work request; the receiver's completion comes after the
+ * Write is placed.
+ *
+ * UIW_WR_ATOMIC_FETCH_ADD and UIW_WR_ATOMIC_CMP_SWP: one 64-bit word at
+ * wr.atomic.remote_addr of the peer's region wr.atomic.rkey, which must
+ * be 8-octet aligned (the peer checks it: a misaligned target ends the
+ * connection, RFC 7306 §8.2) and registered with
+ * UIW_ACCESS_REMOTE_ATOMIC.  sg_list is exactly one SGE of 8 octets with
+ * UIW_ACCESS_LOCAL_WRITE: the original remote value is written there in
+ * host byte order before the work request completes.  Values are host
+ * order at both ends (the target word is in the peer's host order,
+ * big-endian on the wire).  Atomics share ORD with RDMA Reads.
+ *
+ * Without UIW_SEND_ATOMIC_MASKED the plain operations verbs users know
+ * are done, and the mask fields are ignored:
+ *   FetchAdd:  *remote += compare_add                 (Add Mask 0)
+ *   CmpSwap:   if (*remote == compare_add) *remote = swap
+ *                                      (Compare and Swap Masks all ones)
+ * With UIW_SEND_ATOMIC_MASKED the masked forms of RFC 7306 §5.1:
+ *   FetchAdd:  compare_add is the Add Data, compare_add_mask the Add
+ *              Mask: each set bit ends a field (it is the field's most
+ *              significant bit) and no carry crosses into the next
+ *              field; swap and swap_mask are ignored;
+ *   CmpSwap:   compare_add / compare_add_mask are the Compare Data and
+ *              Compare Mask, swap / swap_mask the Swap Data and Swap
+ *              Mask: if (!((*remote ^ compare_add) & compare_add_mask))
+ *                  *remote = (*remote & ~swap_mask) | (swap & swap_mask)
+ */
 
 struct uiw_send_wr {
 	uint64_t wr_id;
@@ -258,13 +319,13 @@ struct uiw_send_wr {
 			uint64_t remote_addr; /* tagged offset */
 			uint32_t rkey;        /* remote STag */
 		} rdma;
-		struct {
-			uint64_t remote_addr;
-			uint32_t rkey;
-			uint64_t compare_add;
-			uint64_t swap;
-			uint64_t compare_add_mask;
-			uint64_t swap_mask;
+		struct {                      /* FETCH_ADD, CMP_SWP */
+			uint64_t remote_addr; /* tagged offset, 8-aligned */
+			uint32_t rkey;        /* remote STag */
+			uint64_t compare_add; /* Add Data / Compare Data */
+			uint64_t swap;        /* Swap Data */
+			uint64_t compare_add_mask; /* Add / Compare Mask */
+			uint64_t swap_mask;   /* Swap Mask */
 		} atomic;
 	} wr;
 };
@@ -281,7 +342,7 @@ struct uiw_recv_wr {
  * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
  * Terminate and Error a post fails with -EINVAL (the work requests that
  * were outstanding when the QP left RTS complete once, flushed).  A full
- * queue gives -ENOMEM; RFC 7306 opcodes give -EOPNOTSUPP. */
+ * queue gives -ENOMEM. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr);
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,

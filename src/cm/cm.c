@@ -14,6 +14,15 @@
  * the application accepts (Reply, then Full Operation with hold_tx) or
  * rejects (Reply with R, then close).  Frames are read octet-exactly so
  * that nothing of the stream that follows them is consumed here.
+ *
+ * MPA revision 2 (RFC 6581): the initiator asks for revision 2 with the
+ * enhanced-setup bit by default; the responder answers in the revision
+ * and format of the Request (§10).  The IRD/ORD field and the
+ * peer-to-peer decisions are mpa2.c's; the RTR itself is the engine's
+ * (rnic/rtr.c), told by the LLP parameters.  An initiator whose
+ * negotiation fails after an accepting Reply writes the Terminate that
+ * RFC 6581 prescribes (2/0/6 or 2/0/7) as its only FPDU and closes;
+ * its QP stays Idle.
  */
 #include <uiwarp/uiwarp.h>
 
@@ -37,15 +46,16 @@
 #include "../rt/log.h"
 #include "../rt/rt.h"
 #include "../wire/mpa.h"
+#include "mpa2.h"
 
 #define CM_TIMEOUT_DEFAULT_MS 10000
 #define CM_BACKLOG_DEFAULT    128
 #define CM_ACCEPT_BUDGET      32       /* accept calls per wake-up */
 #define CM_ACCEPT_RETRY_MS    100      /* after EMFILE and friends */
-/* MPA revisions this implementation speaks.  RFC 6581 (revision 2, IRD
- * and ORD in the private data) is a later step: cm_rev_ok, cm_nego and
- * the param check are where it plugs in. */
-#define CM_MPA_REV            1
+/* MPA revisions this implementation speaks: 1 (RFC 5044) and 2 (RFC
+ * 6581), the default. */
+#define CM_MPA_REV_MIN        1
+#define CM_MPA_REV_MAX        2
 
 enum cm_kind { CM_LISTEN, CM_ACTIVE, CM_PASSIVE };
 
@@ -110,6 +120,10 @@ struct uiw_cm_id {
 	int timeout_ms;
 	uint16_t pd_len;
 	uint8_t pd[UIW_MPA_PD_MAX];
+	uint8_t rev;                 /* initiator: the revision it asks for */
+	enum uiw_opt p2p;            /* initiator: peer-to-peer mode */
+	uint8_t rtr;                 /* UIW_RTR_* we support (nonzero) */
+	bool strict;                 /* ird/ord are requirements */
 
 	/* Frame being read (octet-exact) and frame being written. */
 	uint8_t rbuf[UIW_MPA_FRAME_MAX];
@@ -122,11 +136,20 @@ struct uiw_cm_id {
 	uint8_t peer_flags, peer_rev;
 	uint16_t peer_pd_len;
 	uint8_t peer_pd[UIW_MPA_PD_MAX];
+	/* RFC 6581: the peer's frame began with the IRD/ORD field. */
+	bool peer_enh;
+	struct uiw_mpa_v2 peer_v2;
+	/* Initiator: the field of our Request (when it had one). */
+	bool sent_enh;
+	struct uiw_mpa_v2 sent_v2;
+	/* The outcome: this side's IRD/ORD, peer-to-peer mode, RTR. */
+	struct uiw_mpa2_out nego;
 
 	/* Listener: children, the startup bound and timeout. */
 	struct uiw_cm_id *children;
 	unsigned awaiting, max_awaiting;
 	int startup_ms;
+	uint8_t max_rev;             /* highest revision it answers */
 	bool paused;
 	/* Passive child: its listener (NULL once the listener is gone). */
 	struct uiw_cm_id *listener;
@@ -224,9 +247,25 @@ static void fill_names(struct uiw_cm_id *id)
 		id->have_peer = true;
 }
 
-/* Checks a conn_param; 0 or -errno with the reason recorded. */
-static int check_param(const struct uiw_conn_param *p)
+static uint32_t dev_max_ird(struct uiw_device *dev, uint32_t *max_ord)
 {
+	struct uiw_device_attr a;
+
+	if (uiw_device_query(dev, &a) < 0)
+		a.max_ird = a.max_ord = 1;
+	if (max_ord)
+		*max_ord = a.max_ord;
+	return a.max_ird;
+}
+
+/* Checks a conn_param for connect (initiator) or accept; 0 or -errno
+ * with the reason recorded. */
+static int check_param(const struct uiw_conn_param *p, struct uiw_device *dev,
+		       bool initiator)
+{
+	uint32_t max_ird, max_ord;
+	bool manual_ok;
+
 	if (!p)
 		return 0;
 	if (p->private_data_len > UIW_MPA_PRIVATE_DATA_MAX)
@@ -235,15 +274,40 @@ static int check_param(const struct uiw_conn_param *p)
 				 p->private_data_len, UIW_MPA_PRIVATE_DATA_MAX);
 	if (p->private_data_len && !p->private_data)
 		return uiw_error(EINVAL, "cm: private_data is NULL");
-	if (p->mpa_rev == 2)
-		return uiw_error(EOPNOTSUPP, "cm: MPA revision 2 (RFC 6581) "
-				 "is not implemented; use revision 1");
-	if (p->mpa_rev != 0 && p->mpa_rev != CM_MPA_REV)
-		return uiw_error(EINVAL, "cm: unknown MPA revision %u",
-				 p->mpa_rev);
-	if ((unsigned)p->crc > UIW_OPT_ON || (unsigned)p->markers > UIW_OPT_ON)
-		return uiw_error(EINVAL, "cm: crc/markers must be "
+	if (p->mpa_rev > CM_MPA_REV_MAX)
+		return uiw_error(EINVAL, "cm: unknown MPA revision %u (1 or "
+				 "2; 0 is the default, 2)", p->mpa_rev);
+	/* RFC 6581 §9: the IRD/ORD field counts in the 512 octets. */
+	if (initiator && p->mpa_rev != 1 &&
+	    p->private_data_len > UIW_MPA_V2_PRIVATE_DATA_MAX)
+		return uiw_error(EINVAL, "cm: private data of %u octets; MPA "
+				 "revision 2 takes at most %u besides its "
+				 "IRD/ORD field (RFC 6581 §9), revision 1 %u",
+				 p->private_data_len,
+				 UIW_MPA_V2_PRIVATE_DATA_MAX,
+				 UIW_MPA_PRIVATE_DATA_MAX);
+	if ((unsigned)p->crc > UIW_OPT_ON ||
+	    (unsigned)p->markers > UIW_OPT_ON ||
+	    (unsigned)p->p2p > UIW_OPT_ON)
+		return uiw_error(EINVAL, "cm: crc/markers/p2p must be "
 				 "UIW_OPT_DEFAULT, _OFF or _ON");
+	if (initiator && p->p2p == UIW_OPT_ON && p->mpa_rev == 1)
+		return uiw_error(EINVAL, "cm: peer-to-peer mode needs MPA "
+				 "revision 2 (RFC 6581 §9.2)");
+	if (p->rtr & ~UIW_RTR_ALL)
+		return uiw_error(EINVAL, "cm: rtr 0x%x: only UIW_RTR_SEND, "
+				 "_WRITE and _READ", p->rtr);
+	/* UIW_IRD_ORD_MANUAL is the all-ones value of a Request. */
+	manual_ok = initiator && p->mpa_rev != 1;
+	max_ird = dev_max_ird(dev, &max_ord);
+	if ((p->ird > max_ird &&
+	     !(manual_ok && p->ird == UIW_IRD_ORD_MANUAL)) ||
+	    (p->ord > max_ord &&
+	     !(manual_ok && p->ord == UIW_IRD_ORD_MANUAL)))
+		return uiw_error(EINVAL, "cm: IRD %u / ORD %u above the "
+				 "device's %u / %u (UIW_IRD_ORD_MANUAL is "
+				 "for an initiator of MPA revision 2)",
+				 p->ird, p->ord, max_ird, max_ord);
 	if (p->timeout_ms < 0)
 		return uiw_error(EINVAL, "cm: negative timeout_ms %d",
 				 p->timeout_ms);
@@ -264,11 +328,39 @@ static void take_param(struct uiw_cm_id *id, const struct uiw_conn_param *p)
 	id->pd_len = p->private_data_len;
 	if (id->pd_len)
 		memcpy(id->pd, p->private_data, id->pd_len);
+	id->rev = p->mpa_rev ? p->mpa_rev : CM_MPA_REV_MAX;
+	id->p2p = p->p2p;
+	id->rtr = p->rtr ? p->rtr : UIW_RTR_ALL;
+	id->strict = p->rd_strict;
 }
 
-static bool cm_rev_ok(uint8_t rev)
+/* This side's part of the RFC 6581 negotiation. */
+static void cm_local(const struct uiw_cm_id *id, struct uiw_mpa2_local *l)
 {
-	return rev == CM_MPA_REV;
+	uint32_t ird, ord;
+
+	memset(l, 0, sizeof(*l));
+	uiw_qp_default_ird_ord(id->qp, &ird, &ord);
+	l->ird_manual = id->ird == UIW_IRD_ORD_MANUAL;
+	l->ord_manual = id->ord == UIW_IRD_ORD_MANUAL;
+	l->ird = id->ird && !l->ird_manual ? id->ird : ird;
+	l->ord = id->ord && !l->ord_manual ? id->ord : ord;
+	l->max_ird = dev_max_ird(id->ch->dev, NULL);
+	l->strict = id->strict;
+	l->p2p = id->p2p == UIW_OPT_ON;
+	l->rtr = id->rtr;
+}
+
+/* Without the IRD/ORD field (revision 1, or revision 2 without the
+ * enhanced-setup bit) each side keeps its own values. */
+static void cm_nego_plain(struct uiw_cm_id *id)
+{
+	struct uiw_mpa2_local l;
+
+	cm_local(id, &l);
+	memset(&id->nego, 0, sizeof(id->nego));
+	id->nego.ird = l.ird;
+	id->nego.ord = l.ord;
 }
 
 /* Our flags in a Request or an accepting Reply. */
@@ -286,21 +378,25 @@ static uint8_t our_flags(const struct uiw_cm_id *id)
 }
 
 /* RFC 5044 §7.1.1: CRC when either side set C; markers go towards a
- * side that set M, each direction on its own. */
+ * side that set M, each direction on its own.  IRD, ORD and the RTR as
+ * negotiated (RFC 6581 §9). */
 static void cm_nego(const struct uiw_cm_id *id, struct uiw_tcp_params *p)
 {
 	uint8_t mine = our_flags(id);
-	uint32_t ird, ord;
 
 	memset(p, 0, sizeof(*p));
 	p->crc = (mine & UIW_MPA_F_C) || (id->peer_flags & UIW_MPA_F_C);
 	p->markers_tx = id->peer_flags & UIW_MPA_F_M;
 	p->markers_rx = mine & UIW_MPA_F_M;
 	p->hold_tx = id->kind == CM_PASSIVE;
-	/* Revision 1 carries no IRD/ORD: each side uses its own. */
-	uiw_qp_default_ird_ord(id->qp, &ird, &ord);
-	p->ird = id->ird ? id->ird : ird;
-	p->ord = id->ord ? id->ord : ord;
+	p->ird = id->nego.ird;
+	p->ord = id->nego.ord;
+	if (id->nego.p2p) {
+		if (id->kind == CM_PASSIVE)
+			p->rtr_recv = id->nego.rtr;
+		else
+			p->rtr_send = id->nego.rtr;
+	}
 }
 
 /* ---- QP claims: one id per QP --------------------------------------- */
@@ -513,17 +609,37 @@ int uiw_cm_get_event(struct uiw_cm_channel *ch, struct uiw_cm_event *ev,
 				ev->listen_id = e->listen;
 			ev->status = e->status;
 			if (e->with_pd && id->have_frame) {
-				/* Valid until the next get_event. */
-				memcpy(ch->cur_pd, id->peer_pd,
-				       id->peer_pd_len);
+				/* Valid until the next get_event; without the
+				 * RFC 6581 field. */
+				uint16_t off = id->peer_enh ? UIW_MPA_V2_LEN
+							    : 0;
+
+				memcpy(ch->cur_pd, id->peer_pd + off,
+				       id->peer_pd_len - off);
 				ev->private_data = ch->cur_pd;
-				ev->private_data_len = id->peer_pd_len;
+				ev->private_data_len =
+					(uint16_t)(id->peer_pd_len - off);
 			}
 			if (id->have_frame) {
 				ev->mpa_rev = id->peer_rev;
 				ev->peer_crc = !!(id->peer_flags & UIW_MPA_F_C);
 				ev->peer_markers =
 					!!(id->peer_flags & UIW_MPA_F_M);
+			}
+			if (id->have_frame && id->peer_enh) {
+				/* RFC 6581 §9.1: "MUST pass the peer's
+				 * provided IRD and ORD values to the ULP". */
+				ev->enhanced = 1;
+				ev->peer_ird = id->peer_v2.ird;
+				ev->peer_ord = id->peer_v2.ord;
+				ev->peer_p2p = id->peer_v2.p2p;
+				ev->peer_rtr = uiw_mpa2_rtr_flags(&id->peer_v2);
+			}
+			if (e->type == UIW_CM_EVENT_ESTABLISHED) {
+				ev->p2p = id->nego.p2p;
+				ev->rtr = id->nego.rtr;
+				ev->ird = id->nego.ird;
+				ev->ord = id->nego.ord;
 			}
 			pthread_mutex_unlock(&ch->lock);
 			return 0;
@@ -681,19 +797,49 @@ static void tcp_closed(void *arg, uiw_err_t err)
 
 /* ---- Frames --------------------------------------------------------- */
 
+/* A frame of revision rev; with v2, the enhanced-setup bit is set and
+ * the private data starts with the IRD/ORD field (RFC 6581 §6, §9), so
+ * pd_len is at most UIW_MPA_V2_PRIVATE_DATA_MAX then (checked before). */
 static void frame_prepare(struct uiw_cm_id *id, bool reply, uint8_t flags,
+			  uint8_t rev, const struct uiw_mpa_v2 *v2,
 			  const uint8_t *pd, uint16_t pd_len)
 {
+	uint8_t buf[UIW_MPA_PD_MAX];
 	struct uiw_mpa_frame f = {
 		.reply = reply,
 		.flags = flags,
-		.rev = CM_MPA_REV,
+		.rev = rev,
 		.pd_len = pd_len,
 		.pd = pd,
 	};
 
+	if (v2) {
+		f.flags |= UIW_MPA_F_ENH;
+		uiw_mpa_v2_encode(buf, v2);
+		if (pd_len)
+			memcpy(buf + UIW_MPA_V2_LEN, pd, pd_len);
+		f.pd = buf;
+		f.pd_len = (uint16_t)(pd_len + UIW_MPA_V2_LEN);
+	}
 	id->wlen = uiw_mpa_frame_encode(id->wbuf, sizeof(id->wbuf), &f);
 	id->woff = 0;
+}
+
+/* The peer's frame has the RFC 6581 field: take it.  False when the
+ * enhanced-setup bit is set without room for it (an improperly
+ * formatted frame). */
+static bool frame_take_v2(struct uiw_cm_id *id)
+{
+	id->peer_enh = false;
+	/* RFC 6581 §6: S is a bit of revision 2 and higher; in revision 1
+	 * it is reserved, "MUST NOT be checked on reception". */
+	if (id->peer_rev < 2 || !(id->peer_flags & UIW_MPA_F_ENH))
+		return true;
+	if (id->peer_pd_len < UIW_MPA_V2_LEN)
+		return false;
+	uiw_mpa_v2_decode(id->peer_pd, &id->peer_v2);
+	id->peer_enh = true;
+	return true;
 }
 
 /* 1 when the frame is out, 0 when the socket is full, -errno. */
@@ -800,10 +946,20 @@ static int go_full_operation(struct uiw_cm_id *id)
 
 /* ---- Initiator ------------------------------------------------------ */
 
+static void active_terminate(struct uiw_cm_id *id, uiw_err_t err,
+			     int status, const char *why);
+
 static void active_established(struct uiw_cm_id *id)
 {
 	int ret = go_full_operation(id);
 
+	if (ret < 0 && id->peer_enh) {
+		/* RFC 6581 §9.3: a local error with no code of its own ends
+		 * an enhanced connection with the Terminate 2/0/5. */
+		active_terminate(id, UIW_E_MPA_LOCAL_CATA, ret,
+				 "cannot attach the QP");
+		return;
+	}
 	if (ret < 0) {
 		/* The responder believes we are connected: reset. */
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
@@ -815,8 +971,31 @@ static void active_established(struct uiw_cm_id *id)
 	ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, true);
 }
 
+/* The connection cannot go on after an accepting Reply of RFC 6581:
+ * the Terminate of §9.1 / §9.2 / §9.3 is our first and only FPDU, then
+ * we close in order (the responder is in Full Operation; the QP was
+ * never attached).  status: the CONNECT_ERROR. */
+static void active_terminate(struct uiw_cm_id *id, uiw_err_t err,
+			     int status, const char *why)
+{
+	struct uiw_tcp_params p;
+	uint8_t b[64];
+	size_t n;
+	ssize_t r;
+
+	cm_nego(id, &p);
+	n = uiw_mpa2_term_fpdu(b, sizeof(b), err, p.markers_tx, p.crc);
+	do {
+		r = n ? send(id->fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL) : -1;
+	} while (r < 0 && errno == EINTR);
+	UIW_DBG(1, "cm: sent Terminate %s: %s (%zd of %zu octets)",
+		uiw_err_str(err), why, r, n);
+	active_fail(id, status, why);
+}
+
 static void active_reply(struct uiw_cm_id *id)
 {
+	struct uiw_mpa2_local l;
 	const char *why = NULL;
 	int r = frame_read(id, true, &why);
 
@@ -827,17 +1006,54 @@ static void active_reply(struct uiw_cm_id *id)
 		return;
 	}
 	/* RFC 5044 §7.1.1 Rev: a Reply must speak the revision we asked
-	 * for (RFC 6581 lets it go lower, never higher). */
-	if (!cm_rev_ok(id->peer_rev)) {
-		active_fail(id, -EPROTO, "MPA Reply of a revision we do not "
-			    "speak");
+	 * for, or a lower one: a revision 1 responder may answer our
+	 * revision 2 Request in revision 1 (RFC 6581 §10: the ULP then
+	 * deals with IRD, ORD and peer-to-peer itself). */
+	if (id->peer_rev < CM_MPA_REV_MIN || id->peer_rev > id->rev) {
+		active_fail(id, -EPROTO, "MPA Reply of a revision we did not "
+			    "ask for");
 		return;
 	}
-	/* RFC 5044 §7.1.2 rule 3: R set: exit MPA; the ULP closes TCP. */
+	if (!frame_take_v2(id)) {
+		active_fail(id, -EPROTO, "MPA Reply with the enhanced-setup "
+			    "bit and less than 4 octets of private data "
+			    "(RFC 6581 §6)");
+		return;
+	}
+	/* RFC 5044 §7.1.2 rule 3: R set: exit MPA; the ULP closes TCP.
+	 * RFC 6581 §9.1: the responder's IRD and ORD reach the ULP with a
+	 * rejection too (in the event). */
 	if (id->peer_flags & UIW_MPA_F_R) {
 		id_closed(id, -ECONNREFUSED);
 		ev_raise(id, &id->ev_conn, UIW_CM_EVENT_REJECTED,
 			 -ECONNREFUSED, true);
+		return;
+	}
+	if (id->peer_enh != id->sent_enh && id->peer_rev >= 2) {
+		/* RFC 6581 §10: an enhanced Request gets an enhanced Reply,
+		 * an unenhanced one an unenhanced Reply. */
+		active_fail(id, -EPROTO, id->sent_enh ?
+			    "revision 2 Reply without the enhanced-setup bit "
+			    "to an enhanced Request (RFC 6581 §10)" :
+			    "enhanced Reply to an unenhanced Request "
+			    "(RFC 6581 §10)");
+		return;
+	}
+	if (!id->peer_enh) {
+		cm_nego_plain(id);
+		active_established(id);
+		return;
+	}
+	cm_local(id, &l);
+	uiw_mpa2_reply(&l, &id->sent_v2, &id->peer_v2, &id->nego);
+	if (id->nego.err == UIW_E_MPA_INVALID_FRAME) {
+		active_fail(id, -EPROTO, id->nego.why);
+		return;
+	}
+	if (id->nego.err != UIW_OK) {
+		active_terminate(id, id->nego.err,
+				 id->nego.err == UIW_E_MPA_INSUFFICIENT_IRD ?
+				 -ENOBUFS : -ENOPROTOOPT, id->nego.why);
 		return;
 	}
 	active_established(id);
@@ -848,8 +1064,18 @@ static void active_send_request(struct uiw_cm_id *id)
 	int r;
 
 	if (id->state != S_SEND_REQ) {
+		struct uiw_mpa2_local l;
+
 		fill_names(id);
-		frame_prepare(id, false, our_flags(id), id->pd, id->pd_len);
+		/* RFC 6581 §6: revision 2 with the IRD/ORD field. */
+		id->sent_enh = id->rev >= 2;
+		if (id->sent_enh) {
+			cm_local(id, &l);
+			uiw_mpa2_request(&l, &id->sent_v2);
+		}
+		frame_prepare(id, false, our_flags(id), id->rev,
+			      id->sent_enh ? &id->sent_v2 : NULL, id->pd,
+			      id->pd_len);
 		id->state = S_SEND_REQ;
 	}
 	r = frame_write(id);
@@ -922,6 +1148,7 @@ struct cm_op {
 	int ival;
 	struct sockaddr_storage *ss;
 	const char *why;
+	char buf[160];
 };
 
 /* Returns a failed op's result with its reason for uiw_last_error. */
@@ -976,7 +1203,7 @@ int uiw_cm_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 	ret = check_addr(dst, dstlen);
 	if (ret)
 		return ret;
-	ret = check_param(param);
+	ret = check_param(param, ch->dev, true);
 	if (ret)
 		return ret;
 	if (uiw_qp_device(qp) != ch->dev)
@@ -1032,10 +1259,19 @@ static void passive_request(struct uiw_cm_id *id)
 		passive_fail(id, (int)r, why);
 		return;
 	}
-	/* RFC 5044 §7.1.1 Rev: close if we cannot interoperate. */
-	if (!cm_rev_ok(id->peer_rev)) {
+	/* RFC 5044 §7.1.1 Rev: close if we cannot interoperate.  RFC 6581
+	 * §6: "A host accepting MPA connections MUST continue to accept MPA
+	 * Requests with version one"; a listener limited to revision 1
+	 * closes on revision 2 (RFC 6581 §10, an unenhanced responder). */
+	if (id->peer_rev < CM_MPA_REV_MIN || id->peer_rev > l->max_rev) {
 		passive_fail(id, -EPROTO, "MPA Request of a revision we do "
 			     "not speak");
+		return;
+	}
+	if (!frame_take_v2(id)) {
+		passive_fail(id, -EPROTO, "MPA Request with the enhanced-setup"
+			     " bit and less than 4 octets of private data "
+			     "(RFC 6581 §6)");
 		return;
 	}
 	/* RFC 5044 §7.1.2 rule 2: the initiator waits for our Reply; an
@@ -1272,6 +1508,7 @@ int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	if (!l)
 		return uiw_error(ENOMEM, "cm: out of memory");
 	l->max_awaiting = backlog > 0 ? (unsigned)backlog : CM_BACKLOG_DEFAULT;
+	l->max_rev = CM_MPA_REV_MAX;
 	l->startup_ms = CM_TIMEOUT_DEFAULT_MS;
 	sa_copy(&l->local, addr);
 	l->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
@@ -1350,6 +1587,26 @@ int uiw_cm_set_startup_timeout(struct uiw_cm_id *id, int timeout_ms)
 	return uiw_rt_call(id->rt, set_timeout_op, &op);
 }
 
+static int set_rev_op(void *arg)
+{
+	struct cm_op *op = arg;
+
+	op->id->max_rev = (uint8_t)op->ival;
+	return 0;
+}
+
+int uiw_cm_set_max_mpa_rev(struct uiw_cm_id *id, uint8_t rev)
+{
+	struct cm_op op = { .id = id, .ival = rev };
+
+	if (!id || id->kind != CM_LISTEN)
+		return uiw_error(EINVAL, "cm: the highest MPA revision is set "
+				 "on a listener");
+	if (rev < CM_MPA_REV_MIN || rev > CM_MPA_REV_MAX)
+		return uiw_error(EINVAL, "cm: MPA revision %u (1 or 2)", rev);
+	return uiw_rt_call(id->rt, set_rev_op, &op);
+}
+
 /* ---- Accept and reject ---------------------------------------------- */
 
 static int accept_op(void *arg)
@@ -1363,13 +1620,52 @@ static int accept_op(void *arg)
 			  "not a pending connection request";
 		return id->error ? id->error : -EINVAL;
 	}
+	/* RFC 6581 §9: the IRD/ORD field counts in the 512 octets. */
+	if (id->peer_enh && op->param &&
+	    op->param->private_data_len > UIW_MPA_V2_PRIVATE_DATA_MAX) {
+		op->why = "the Reply to an enhanced Request (MPA revision 2) "
+			  "takes at most 508 octets of private data besides "
+			  "its IRD/ORD field (RFC 6581 §9)";
+		return -EINVAL;
+	}
 	if (!claim_qp(id, op->qp)) {
 		op->why = "the QP already has a connection id";
 		return -EBUSY;
 	}
 	take_param(id, op->param);
-	/* RFC 5044 §7.1.2 rule 2: accept with R clear. */
-	frame_prepare(id, true, our_flags(id), id->pd, id->pd_len);
+	if (id->peer_enh) {
+		struct uiw_mpa2_local l;
+
+		cm_local(id, &l);
+		uiw_mpa2_respond(&l, &id->peer_v2, &id->nego);
+	} else {
+		cm_nego_plain(id);
+	}
+	if (id->nego.err != UIW_OK) {
+		/* RFC 6581 §9.1: a strict responder rejects, "and specify
+		 * the required ORD in the MPA Reject Frame responder ORD". */
+		snprintf(op->buf, sizeof(op->buf), "the initiator's IRD %u is "
+			 "below the ORD %u this side requires (RFC 6581 "
+			 "§9.1): rejected", id->peer_v2.ird,
+			 id->nego.field.ord);
+		op->why = op->buf;
+		release_qp(id);
+		id->qp = NULL;
+		frame_prepare(id, true, UIW_MPA_F_R, id->peer_rev,
+			      &id->nego.field, id->pd, id->pd_len);
+		id->state = S_SEND_REJ;
+		uiw_rt_timer_init(&id->timer, passive_timeout, id);
+		uiw_rt_timer_start(id->rt, &id->timer, CM_TIMEOUT_DEFAULT_MS);
+		ret = passive_send_reply(id);
+		if (ret < 0 && id->state != S_CLOSED)
+			id_closed(id, ret);
+		return -ENOBUFS;
+	}
+	/* RFC 5044 §7.1.2 rule 2: accept with R clear; RFC 6581 §10: in the
+	 * Request's revision and format. */
+	frame_prepare(id, true, our_flags(id), id->peer_rev,
+		      id->peer_enh ? &id->nego.field : NULL, id->pd,
+		      id->pd_len);
 	id->state = S_SEND_REP;
 	uiw_rt_timer_init(&id->timer, passive_timeout, id);
 	uiw_rt_timer_start(id->rt, &id->timer, (unsigned)id->timeout_ms);
@@ -1394,7 +1690,7 @@ int uiw_cm_accept(struct uiw_cm_id *id, struct uiw_qp *qp,
 	if (id->kind != CM_PASSIVE)
 		return uiw_error(EINVAL, "cm: accept on an id that is not a "
 				 "connection request");
-	ret = check_param(param);
+	ret = check_param(param, id->ch->dev, false);
 	if (ret)
 		return ret;
 	if (uiw_qp_device(qp) != id->ch->dev)
@@ -1422,8 +1718,28 @@ static int reject_op(void *arg)
 		return id->error ? id->error : -EINVAL;
 	}
 	/* RFC 5044 §7.1.2 rule 2: a Reply with R set, with the ULP's
-	 * private data; then MPA is over and we close TCP. */
-	frame_prepare(id, true, UIW_MPA_F_R, op->pd, op->pd_len);
+	 * private data; then MPA is over and we close TCP.  RFC 6581 §10:
+	 * an enhanced Request gets an enhanced Reply, here with what this
+	 * device could give (its maximum IRD and ORD). */
+	if (id->peer_enh) {
+		uint32_t max_ord, max_ird = dev_max_ird(id->ch->dev, &max_ord);
+		struct uiw_mpa2_local l = {
+			.ird = max_ird, .ord = max_ord, .max_ird = max_ird,
+			.rtr = UIW_RTR_ALL,
+		};
+
+		if (op->pd_len > UIW_MPA_V2_PRIVATE_DATA_MAX) {
+			op->why = "the Reply to an enhanced Request (MPA "
+				  "revision 2) takes at most 508 octets of "
+				  "private data besides its IRD/ORD field "
+				  "(RFC 6581 §9)";
+			return -EINVAL;
+		}
+		uiw_mpa2_respond(&l, &id->peer_v2, &id->nego);
+	}
+	frame_prepare(id, true, UIW_MPA_F_R, id->peer_rev,
+		      id->peer_enh ? &id->nego.field : NULL, op->pd,
+		      op->pd_len);
 	id->state = S_SEND_REJ;
 	uiw_rt_timer_init(&id->timer, passive_timeout, id);
 	uiw_rt_timer_start(id->rt, &id->timer, CM_TIMEOUT_DEFAULT_MS);

@@ -44,6 +44,7 @@
 #define TCP_LINGER_MS    5000    /* wait for the peer's FIN after ours */
 #define TCP_DEFAULT_EMSS 536     /* RFC 879, when TCP_MAXSEG says nothing */
 #define TCP_SNDBUF_FPDUS 4       /* send buffer: room for this many FPDUs */
+#define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
 
 enum { CLOSE_NONE = 0, CLOSE_ORDERLY, CLOSE_ABORT };
 enum rx_mode {
@@ -558,12 +559,18 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
 /*
  * An FPDU keeps its own segment only if the kernel can queue it whole:
  * with Linux's initial 16 KiB send buffer a 32 KiB FPDU is always cut.
- * Room for a few FPDUs of the EMSS keeps them whole and the pipe full;
- * far more only costs cache.  A larger buffer is left alone.
+ * Setting SO_SNDBUF turns off the kernel's send-buffer autotuning, so the
+ * size set must also keep a bulk stream's pipe full: the larger of a few
+ * FPDUs and TCP_SNDBUF_BULK (the kernel caps it at net.core.wmem_max).
+ * The kernel only commits that memory while data is queued.  A larger
+ * buffer is left alone.
  */
 static void tcp_size_sndbuf(struct uiw_tcp *t, int emss)
 {
 	int want = TCP_SNDBUF_FPDUS * emss, cur = 0;
+
+	if (want < TCP_SNDBUF_BULK)
+		want = TCP_SNDBUF_BULK;
 	socklen_t len = sizeof(cur);
 
 	if (getsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &cur, &len) == 0 &&
@@ -584,6 +591,8 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		.hold_tx = p->hold_tx,
 		.ird = p->ird,
 		.ord = p->ord,
+		.rtr_send = p->rtr_send,
+		.rtr_recv = p->rtr_recv,
 	};
 	struct uiw_tcp *t;
 	int one = 1, emss = 0, ret;
@@ -628,8 +637,10 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		goto fail;
 	}
 	UIW_DBG(1, "tcp qp %u: full operation, emss %d mulpdu %u crc %d "
-		"markers tx %d rx %d%s", t->qpn, emss, lp.mulpdu, lp.crc,
-		lp.markers_tx, lp.markers_rx, lp.hold_tx ? " (responder)" : "");
+		"markers tx %d rx %d ird %u ord %u%s%s", t->qpn, emss,
+		lp.mulpdu, lp.crc, lp.markers_tx, lp.markers_rx, lp.ird,
+		lp.ord, lp.hold_tx ? " (responder)" : "",
+		lp.rtr_send || lp.rtr_recv ? " peer-to-peer" : "");
 	*out = t;
 	/* Octets may already be waiting (the initiator's first FPDU); the
 	 * level-triggered watch reports them on the next round. */

@@ -23,6 +23,8 @@ struct uiw_tcp_params {
 	bool markers_rx;   /* we asked for markers: the peer inserts them */
 	bool hold_tx;      /* MPA responder (RFC 5044 §7.1.2 rule 4) */
 	uint32_t ird, ord;
+	uint8_t rtr_send;  /* RFC 6581 initiator: its RTR (UIW_RTR_*), or 0 */
+	uint8_t rtr_recv;  /* RFC 6581 responder: RTR types accepted, or 0 */
 };
 
 /* Called once on the progress thread after the QP was detached: the

@@ -93,7 +93,8 @@ int uiw_device_query(struct uiw_device *dev, struct uiw_device_attr *attr)
 	attr->max_ord = UIW_MAX_ORD;
 	attr->max_msg_size = UIW_MAX_MSG_SIZE;
 	attr->max_private_data = 512;
-	attr->cap_flags = 0;
+	/* RFC 7306: atomics and immediate data (atomic.c) */
+	attr->cap_flags = UIW_DEV_CAP_ATOMIC | UIW_DEV_CAP_IMM_DATA;
 	return 0;
 }
 

@@ -47,6 +47,14 @@ static enum uiw_wc_opcode wc_opcode(uint8_t wr_opcode)
 		return UIW_WC_RDMA_READ;
 	case UIW_WR_LOCAL_INV:
 		return UIW_WC_LOCAL_INV;
+	/* RFC 7306 (uiwarp.h): Write with Immediate completes as a Write,
+	 * Immediate Data as a Send. */
+	case UIW_WR_RDMA_WRITE_WITH_IMM:
+		return UIW_WC_RDMA_WRITE;
+	case UIW_WR_ATOMIC_FETCH_ADD:
+		return UIW_WC_FETCH_ADD;
+	case UIW_WR_ATOMIC_CMP_SWP:
+		return UIW_WC_CMP_SWP;
 	default:
 		return UIW_WC_SEND;
 	}
@@ -110,6 +118,10 @@ void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr, struct uiw_qp_act *act)
 		return;
 	if (s->opcode == UIW_WR_RDMA_READ && !s->read_done)
 		return;
+	/* RFC 7306 §5.4 rule 7: an atomic completes once its Response has
+	 * been delivered (read_done: the original value is placed). */
+	if (uiw_wr_is_atomic(s->opcode) && !s->read_done)
+		return;
 	uiw_sq_release_holds(qp, s);
 	s->state = UIW_SQ_DONE;
 	uiw_qp_complete(qp, act);
@@ -142,6 +154,7 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 	}
 	qp->sq_head = qp->sq_next = qp->sq_tail;
 	qp->orq_count = 0;
+	uiw_ext_flush(qp);
 	if (qp->msg.kind == UIW_MSG_SQ)
 		qp->msg.kind = UIW_MSG_NONE;
 
@@ -273,14 +286,20 @@ int64_t uiw_qp_find_term_wr(struct uiw_qp *qp, const struct uiw_term *t)
 		return -1;
 	for (c = qp->sq_head; c != qp->sq_next; c++) {
 		struct uiw_sq_slot *s = uiw_sq_at(qp, c);
-		bool rd = s->opcode == UIW_WR_RDMA_READ;
+		/* Queue 1: RDMA Read and (RFC 7306) Atomic Requests. */
+		bool rd = s->opcode == UIW_WR_RDMA_READ ||
+			  uiw_wr_is_atomic(s->opcode);
 
 		if (s->state != UIW_SQ_ACTIVE && s->state != UIW_SQ_BUILT)
 			continue;
 		if (rd != (h.qn == UIW_QN_READ_REQ) || s->msn != h.msn)
 			continue;
+		/* Queue 0: Sends and (RFC 7306) Immediate Data, alone or
+		 * after a Write (msn is then the Immediate Data's). */
 		if (rd || s->opcode == UIW_WR_SEND ||
-		    s->opcode == UIW_WR_SEND_WITH_INV)
+		    s->opcode == UIW_WR_SEND_WITH_INV ||
+		    s->opcode == UIW_WR_IMMEDIATE ||
+		    s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM)
 			return c;
 	}
 	return -1;
@@ -296,7 +315,7 @@ void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act)
 	if (qp->state == UIW_QPS_CLOSING && qp->fr_count == 0 &&
 	    qp->msg.kind == UIW_MSG_NONE && qp->sq_next == qp->sq_tail &&
 	    qp->irq_next == qp->irq_tail &&
-	    (qp->rx_fin || qp->orq_count == 0))
+	    (qp->rx_fin || (qp->orq_count == 0 && qp->ext.aoq_count == 0)))
 		qp->close_req = true;
 	if (qp->close_req && qp->fr_count == 0 && !qp->term_pending) {
 		qp->close_called = true;
@@ -567,6 +586,7 @@ static void qp_discard(struct uiw_qp *qp)
 	qp->sq_head = qp->sq_next = qp->sq_tail;
 	qp->rq_head = qp->rq_tail;
 	qp->orq_count = 0;
+	uiw_ext_flush(qp);
 }
 
 int uiw_qp_destroy(struct uiw_qp *qp)
@@ -690,7 +710,8 @@ static int post_check_state(struct uiw_qp *qp, const char *what)
 static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 {
 	const unsigned flags = UIW_SEND_SIGNALED | UIW_SEND_SOLICITED |
-			       UIW_SEND_INLINE | UIW_SEND_FENCE;
+			       UIW_SEND_INLINE | UIW_SEND_FENCE |
+			       UIW_SEND_ATOMIC_MASKED;
 	struct uiw_sq_slot *s;
 	uint64_t total = 0;
 	bool inl, rd;
@@ -705,14 +726,11 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	case UIW_WR_RDMA_WRITE:
 	case UIW_WR_RDMA_READ:
 	case UIW_WR_LOCAL_INV:
-		break;
-	case UIW_WR_RDMA_WRITE_WITH_IMM:
+	case UIW_WR_RDMA_WRITE_WITH_IMM:    /* RFC 7306 */
 	case UIW_WR_IMMEDIATE:
 	case UIW_WR_ATOMIC_FETCH_ADD:
 	case UIW_WR_ATOMIC_CMP_SWP:
-		return uiw_error(EOPNOTSUPP, "qp %u: opcode %d (RFC 7306) is "
-				 "not supported by this device", qp->qpn,
-				 wr->opcode);
+		break;
 	default:
 		return uiw_error(EINVAL, "qp %u: unknown send opcode %d",
 				 qp->qpn, wr->opcode);
@@ -720,6 +738,10 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	if (wr->send_flags & ~flags)
 		return uiw_error(EINVAL, "qp %u: unknown send flags 0x%x",
 				 qp->qpn, wr->send_flags & ~flags);
+	/* RFC 7306 opcodes and flags (atomic.c) */
+	ret = uiw_ext_post_check(qp, wr);
+	if (ret)
+		return ret;
 	rd = wr->opcode == UIW_WR_RDMA_READ;
 	inl = (wr->send_flags & UIW_SEND_INLINE) &&
 	      wr->opcode != UIW_WR_LOCAL_INV;
@@ -836,6 +858,7 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 			s->nsrc++;
 		}
 	}
+	uiw_ext_post_fill(s, wr);
 	s->state = UIW_SQ_POSTED;
 	qp->sq_tail++;
 	return 0;
@@ -975,13 +998,14 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 	qp->term_msg[0] = 0;
 	uiw_tx_reset(qp);
 	uiw_rx_reset(qp);
+	uiw_rtr_attach(qp);
 	qp->state = UIW_QPS_RTS;
 	UIW_DBG(1, "qp %u: RTS, mulpdu %u crc %d markers tx %d rx %d ird %u "
 		"ord %u%s", qp->qpn, lp.mulpdu, lp.crc, lp.markers_tx,
 		lp.markers_rx, lp.ird, lp.ord, lp.hold_tx ? " hold" : "");
 	/* Work requests posted while Idle are waiting: ask the LLP to
 	 * transmit (a responder waits for the first FPDU anyway). */
-	kick = qp->sq_next != qp->sq_tail && !lp.hold_tx;
+	kick = (qp->sq_next != qp->sq_tail || qp->rtr.tx) && !lp.hold_tx;
 out:
 	pthread_mutex_unlock(&qp->lock);
 	if (kick) {

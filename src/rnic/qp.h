@@ -13,6 +13,8 @@
 #include <uiwarp/uiwarp.h>
 #include "rnic.h"
 #include "mr.h"
+#include "atomic.h"
+#include "rtr.h"
 #include "../wire/ddp.h"
 #include "../wire/mpa.h"
 
@@ -72,6 +74,10 @@ struct uiw_sq_slot {
 	struct uiw_sge *sge;        /* as posted (max_send_sge) */
 	struct uiw_mr_entry **hold; /* per sge while transmitting */
 	uint8_t *inline_buf;        /* max_inline_data octets */
+	/* RFC 7306 (atomic.c) */
+	uint64_t imm;               /* Immediate Data */
+	struct uiw_atomic_req areq; /* an atomic's request (req_id at
+				       build time) */
 };
 
 /* ---- Receive queue ------------------------------------------------------- */
@@ -94,6 +100,9 @@ struct uiw_irq_ent {
 	bool used;
 	bool built;                 /* the last Response segment is built */
 	bool aborted;
+	/* RFC 7306: an Atomic Request (hold: its target region) */
+	bool atomic;
+	struct uiw_atomic_req areq;
 };
 
 /* ---- Transmit ------------------------------------------------------------ */
@@ -126,6 +135,8 @@ struct uiw_tx_msg {
 	uint32_t off;               /* payload octets segmented */
 	uint32_t len;               /* payload octets */
 	uint32_t src_i, src_off;    /* where payload octet off lies */
+	bool imm_next;              /* Write with Immediate: the Write is
+				       built, the Immediate Data is next */
 };
 
 /* ---- Receive ------------------------------------------------------------- */
@@ -256,6 +267,8 @@ struct uiw_qp {
 	struct uiw_mpa_piece *tx_pieces;
 
 	struct uiw_rx rx;
+	struct uiw_qp_ext ext;      /* RFC 7306 (atomic.c) */
+	struct uiw_rtr rtr;         /* RFC 6581 RTR (rtr.c) */
 };
 
 /* Things to do once the QP lock is released. */
@@ -307,12 +320,23 @@ static inline struct uiw_irq_ent *uiw_irq_at(struct uiw_qp *qp, uint32_t c)
 
 /* tx.c */
 void uiw_tx_reset(struct uiw_qp *qp);
+/* A new frame at the end of the ring (the caller checked there is room)
+ * and its commit once hdr, hlen and src are set: for atomic.c. */
+struct uiw_tx_frame *uiw_tx_frame_new(struct uiw_qp *qp, uint8_t owner,
+				      uint32_t idx);
+void uiw_tx_frame_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
+			 uint32_t ulen);
 void uiw_tx_drop(struct uiw_qp *qp);
 void uiw_tx_abort(struct uiw_qp *qp);
 void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s);
 
 /* rx.c */
 void uiw_rx_reset(struct uiw_qp *qp);
+/* For atomic.c: refuses the segment being received (its payload is
+ * discarded, err is reported when the FPDU ends), and ends the stream
+ * for an error found when a message is delivered. */
+void uiw_rx_refuse(struct uiw_qp *qp, uiw_err_t err, const char *why);
+void uiw_rx_fail(struct uiw_qp *qp, uiw_err_t err, struct uiw_qp_act *act);
 void uiw_rx_release_holds(struct uiw_qp *qp);
 bool uiw_rx_mid_fpdu(const struct uiw_qp *qp);
 

@@ -31,6 +31,11 @@ struct uiw_llp_params {
 				 FPDU was received (RFC 5044 §7.1.2 rule 4) */
 	uint32_t mulpdu;      /* maximum ULPDU we send */
 	uint32_t ird, ord;    /* negotiated inbound/outbound Read depth */
+	/* RFC 6581 §9.2 peer-to-peer mode; UIW_RTR_* of uiwarp/cm.h. */
+	uint8_t rtr_send;     /* initiator: the RTR it sends as its first
+				 FPDU (one type), 0: none */
+	uint8_t rtr_recv;     /* responder (with hold_tx): the RTR types its
+				 first FPDU may be, 0: no RTR expected */
 };
 
 /* Callbacks from the engine to the LLP that carries the QP. */

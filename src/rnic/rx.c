@@ -271,6 +271,9 @@ static void validate_untagged(struct uiw_qp *qp)
 
 	switch (h->qn) {
 	case UIW_QN_SEND:
+		/* RFC 7306 §6.3: Immediate Data (atomic.c) */
+		if (uiw_ext_rx_q0(qp))
+			return;
 		if (!is_send(h->opcode)) {
 			refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x "
 			       "on queue 0", h->opcode);
@@ -307,6 +310,9 @@ static void validate_untagged(struct uiw_qp *qp)
 		}
 		return;
 	case UIW_QN_READ_REQ:
+		/* RFC 7306 §5.2.1: an Atomic Request (atomic.c) */
+		if (uiw_ext_rx_q1(qp))
+			return;
 		if (h->opcode != UIW_OP_READ_REQ) {
 			refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x "
 			       "on queue 1", h->opcode);
@@ -358,8 +364,11 @@ static void validate_untagged(struct uiw_qp *qp)
 			r->scr_lim = 0;
 		}
 		return;
+	case UIW_QN_ATOMIC_RESP:
+		/* RFC 7306 §5.2.2: Atomic Responses (atomic.c) */
+		uiw_ext_rx_q3(qp);
+		return;
 	default:
-		/* Queue 3 belongs to RFC 7306, which is not implemented. */
 		refuse(qp, UIW_E_DDP_U_INVALID_QN, "QN %u", h->qn);
 		return;
 	}
@@ -395,6 +404,9 @@ static void validate_header(struct uiw_qp *qp)
 	UIW_DBG(3, "qp %u: rx %s op %u ulpdu %u%s", qp->qpn,
 		r->h.tagged ? "tagged" : "untagged", r->h.opcode, r->ulen,
 		r->h.last ? " L" : "");
+	/* RFC 6581 §9.2: the first FPDU of peer-to-peer mode (rtr.c). */
+	if (qp->rtr.armed && uiw_rtr_rx_header(qp))
+		return;
 	if (r->h.tagged)
 		validate_tagged(qp);
 	else
@@ -956,6 +968,9 @@ static void deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 	struct uiw_rx *r = &qp->rx;
 	const struct uiw_ddp_hdr *h = &r->h;
 
+	/* An RTR is consumed there, never delivered (RFC 6581 §9.2). */
+	if (qp->rtr.seg && uiw_rtr_rx_deliver(qp, act))
+		return;
 	if (h->tagged) {
 		struct uiw_sq_slot *s;
 
@@ -986,6 +1001,8 @@ static void deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 		struct uiw_rq_slot *q = uiw_rq_at(qp, qp->rq_head);
 		struct uiw_wc wc = { 0 };
 
+		if (uiw_ext_deliver_q0(qp, act))    /* RFC 7306 */
+			return;
 		q->got += r->plen;
 		if (!h->last)
 			return;
@@ -1025,6 +1042,8 @@ static void deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 		return;
 	}
 	case UIW_QN_READ_REQ:
+		if (uiw_ext_deliver_q1(qp, act))    /* RFC 7306 */
+			return;
 		r->q1_got += r->plen;
 		if (!h->last)
 			return;
@@ -1051,7 +1070,22 @@ static void deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 			remote_terminate(qp, act);
 		return;
 	}
+	case UIW_QN_ATOMIC_RESP:
+		uiw_ext_deliver_q3(qp, act);        /* RFC 7306 */
+		return;
 	default:
 		return;
 	}
+}
+
+/* ---- For atomic.c -------------------------------------------------------- */
+
+void uiw_rx_refuse(struct uiw_qp *qp, uiw_err_t err, const char *why)
+{
+	refuse(qp, err, "%s", why);
+}
+
+void uiw_rx_fail(struct uiw_qp *qp, uiw_err_t err, struct uiw_qp_act *act)
+{
+	rx_fail(qp, err, act);
 }

@@ -90,6 +90,7 @@ void uiw_tx_reset(struct uiw_qp *qp)
 	qp->term_pending = qp->term_built = false;
 	qp->orq_head = qp->orq_count = 0;
 	qp->irq_head = qp->irq_next = qp->irq_tail = qp->irq_unbuilt = 0;
+	uiw_ext_reset(qp);
 }
 
 /* The stream ends: stop building.  Frames already built still go out
@@ -372,6 +373,9 @@ static void build_segment(struct uiw_qp *qp)
 	if (m->kind == UIW_MSG_IRQ) {
 		struct uiw_irq_ent *e = uiw_irq_at(qp, m->idx);
 
+		/* RFC 7306 §5.2.2: an Atomic Response (atomic.c) */
+		if (uiw_ext_build_resp(qp))
+			return;
 		/* RFC 5040 §5.2.2: tagged, to the sink the Request named. */
 		pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
 		p = m->len - m->off < pmax ? m->len - m->off : pmax;
@@ -405,6 +409,9 @@ static void build_segment(struct uiw_qp *qp)
 	{
 		struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
 
+		/* RFC 7306: Atomic Request, Immediate Data (atomic.c) */
+		if (uiw_ext_build_sq(qp))
+			return;
 		f = fr_new(qp, UIW_FR_SQ, m->idx);
 		if (s->opcode == UIW_WR_RDMA_READ) {
 			struct uiw_read_req rr = {
@@ -437,7 +444,8 @@ static void build_segment(struct uiw_qp *qp)
 			fr_commit(qp, f, hl);
 			return;
 		}
-		if (s->opcode == UIW_WR_RDMA_WRITE) {
+		if (s->opcode == UIW_WR_RDMA_WRITE ||
+		    s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM) {
 			/* RFC 5040 §5.1: tagged, TO advancing. */
 			pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
 			p = m->len - m->off < pmax ? m->len - m->off : pmax;
@@ -478,7 +486,11 @@ static void build_segment(struct uiw_qp *qp)
 		}
 		s->frames++;
 		m->off += p;
-		if (last) {
+		if (last && s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM) {
+			/* RFC 7306 §6: the Immediate Data message follows
+			 * (uiw_ext_build_sq). */
+			m->imm_next = true;
+		} else if (last) {
 			if (s->opcode != UIW_WR_RDMA_WRITE)
 				qp->tx_msn[UIW_QN_SEND]++;
 			s->state = UIW_SQ_BUILT;
@@ -516,7 +528,7 @@ static int sq_start(struct uiw_qp *qp, struct uiw_qp_act *act)
 	char why[96];
 	uint32_t i;
 
-	if (s->fence && qp->orq_count > 0)
+	if (s->fence && (qp->orq_count > 0 || qp->ext.aoq_count > 0))
 		return SQ_STALL;
 	switch (s->opcode) {
 	case UIW_WR_LOCAL_INV: {
@@ -539,8 +551,20 @@ static int sq_start(struct uiw_qp *qp, struct uiw_qp_act *act)
 		if (qp->lp.ord == 0)
 			return sq_local_fail(qp, ctr, UIW_WC_LOC_QP_OP_ERR,
 					     "RDMA Read with ORD 0", act);
-		/* RFC 5040 §6.1: never more than ORD Reads outstanding. */
-		if (qp->orq_count >= qp->lp.ord)
+		/* RFC 5040 §6.1: never more than ORD Reads outstanding
+		 * (a Read RTR awaiting its Response is one of them). */
+		if (qp->orq_count + qp->rtr.rd_out + qp->ext.aoq_count >=
+		    qp->lp.ord)
+			return SQ_STALL;
+		break;
+	case UIW_WR_ATOMIC_FETCH_ADD:
+	case UIW_WR_ATOMIC_CMP_SWP:
+		if (qp->lp.ord == 0)
+			return sq_local_fail(qp, ctr, UIW_WC_LOC_QP_OP_ERR,
+					     "atomic with ORD 0", act);
+		/* RFC 7306 §5.2: Atomic Requests share ORD with Reads. */
+		if (qp->orq_count + qp->rtr.rd_out + qp->ext.aoq_count >=
+		    qp->lp.ord)
 			return SQ_STALL;
 		break;
 	default:
@@ -596,6 +620,16 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 		 * before it has received a valid FPDU. */
 		if (qp->lp.hold_tx && !qp->rx.valid_seen)
 			return false;
+		/* RFC 6581 §5: the initiator's RTR precedes every other
+		 * FPDU (rtr.c). */
+		if (qp->rtr.tx) {
+			struct uiw_tx_frame *f = fr_new(qp, UIW_FR_NONE, 0);
+
+			f->hlen = (uint8_t)uiw_rtr_encode(qp, f->hdr +
+							  UIW_MPA_LEN_FIELD);
+			fr_commit(qp, f, f->hlen);
+			return true;
+		}
 		if (qp->msg.kind == UIW_MSG_NONE) {
 			bool resp = qp->irq_next != qp->irq_tail;
 			bool sq = qp->sq_next != qp->sq_tail;
@@ -603,6 +637,10 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 			/* Whole messages, Responses and send WRs in turn
 			 * when both wait (neither starves the other). */
 			if (resp && sq && qp->tx_resp_last)
+				resp = false;
+			/* RFC 7306 §7: an atomic waits for the Read
+			 * Responses before it (atomic.c). */
+			if (resp && !uiw_ext_resp_ready(qp))
 				resp = false;
 			if (resp) {
 				struct uiw_irq_ent *e =
@@ -619,7 +657,8 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 				if (r == SQ_STALL) {
 					/* Stalled by ORD or a fence: the
 					 * Responses may still go. */
-					if (qp->irq_next == qp->irq_tail)
+					if (qp->irq_next == qp->irq_tail ||
+					    !uiw_ext_resp_ready(qp))
 						return false;
 					qp->tx_resp_last = false;
 					continue;
@@ -747,4 +786,18 @@ void uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
 	pthread_mutex_unlock(&qp->lock);
 	act.kick = false;
 	uiw_qp_act_run(qp, &act);
+}
+
+/* ---- For atomic.c -------------------------------------------------------- */
+
+struct uiw_tx_frame *uiw_tx_frame_new(struct uiw_qp *qp, uint8_t owner,
+				      uint32_t idx)
+{
+	return fr_new(qp, owner, idx);
+}
+
+void uiw_tx_frame_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
+			 uint32_t ulen)
+{
+	fr_commit(qp, f, ulen);
 }

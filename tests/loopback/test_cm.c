@@ -3,7 +3,9 @@
  * disconnect with private data; the MPA negotiation of CRC and markers
  * (RFC 5044 §7.1); and a raw TCP peer, written with plain sockets here,
  * that sends malformed or ill-timed startup frames to check that the CM
- * refuses them, reports them and closes the socket.
+ * refuses them, reports them and closes the socket.  MPA revision 2
+ * (RFC 6581) is the default; the raw-peer cases here speak revision 1
+ * and pin it (test_mpa_v2.c has revision 2, peer-to-peer and RTR).
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -425,6 +427,7 @@ static void conn_up(struct conn *k, int family,
 		    const struct uiw_conn_param *sp)
 {
 	struct uiw_cm_event ev;
+	int rev = cp->mpa_rev == 1 ? 1 : 2;
 
 	lst_open(&k->l, family, 8);
 	end_open(&k->c, cli_dev, true);
@@ -438,9 +441,17 @@ static void conn_up(struct conn *k, int family,
 	assert_ptr_equal(k->creq.listen_id, k->l.id);
 	assert_non_null(k->creq.id);
 	assert_ptr_not_equal(k->creq.id, k->l.id);
-	assert_int_equal(k->creq.mpa_rev, 1);
-	assert_int_equal(k->creq.peer_ird, 0);
-	assert_int_equal(k->creq.peer_ord, 0);
+	/* Revision 2 (RFC 6581) unless revision 1 was asked for; only
+	 * revision 2 carries IRD and ORD. */
+	assert_int_equal(k->creq.mpa_rev, rev);
+	assert_int_equal(k->creq.enhanced, rev == 2);
+	if (rev == 1) {
+		assert_int_equal(k->creq.peer_ird, 0);
+		assert_int_equal(k->creq.peer_ord, 0);
+	} else {
+		assert_true(k->creq.peer_ird > 0);
+		assert_true(k->creq.peer_ord > 0);
+	}
 	assert_int_equal(k->creq.private_data_len, cp->private_data_len);
 	if (cp->private_data_len)
 		assert_memory_equal(k->creq.private_data, cp->private_data,
@@ -454,7 +465,8 @@ static void conn_up(struct conn *k, int family,
 	expect_event(k->c.ch, UIW_CM_EVENT_ESTABLISHED, &k->cest);
 	assert_ptr_equal(k->cest.id, k->c.id);
 	assert_int_equal(k->cest.status, 0);
-	assert_int_equal(k->cest.mpa_rev, 1);
+	assert_int_equal(k->cest.mpa_rev, rev);
+	assert_int_equal(k->cest.enhanced, rev == 2);
 	assert_int_equal(k->cest.private_data_len, sp->private_data_len);
 	if (sp->private_data_len)
 		assert_memory_equal(k->cest.private_data, sp->private_data,
@@ -547,12 +559,12 @@ static void test_connect_accept_ipv6(void **state)
 }
 
 /* The largest private data, both ways, and a disconnect started by the
- * responder. */
+ * responder.  512 octets is revision 1's limit (RFC 5044 §7.1.1). */
 static void test_private_data_max_and_server_disconnect(void **state)
 {
 	static uint8_t cpd[512], spd[512];
 	struct uiw_conn_param cp = { .private_data = cpd,
-				     .private_data_len = 512 };
+				     .private_data_len = 512, .mpa_rev = 1 };
 	struct uiw_conn_param sp = { .private_data = spd,
 				     .private_data_len = 512 };
 	struct conn k;
@@ -1005,7 +1017,7 @@ static void raw_reply_fails(const void *bytes, size_t n, bool hangup,
 			    int status)
 {
 	struct uiw_conn_param cp = { .private_data = "hi",
-				     .private_data_len = 2 };
+				     .private_data_len = 2, .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
 
@@ -1048,7 +1060,7 @@ static void test_raw_reply_invalid(void **state)
 
 static void test_raw_reply_close(void **state)
 {
-	struct uiw_conn_param cp = { 0 };
+	struct uiw_conn_param cp = { .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
 
@@ -1063,7 +1075,7 @@ static void test_raw_reply_close(void **state)
 static void test_raw_reply_rejected(void **state)
 {
 	static uint8_t why[300];
-	struct uiw_conn_param cp = { .markers = UIW_OPT_ON };
+	struct uiw_conn_param cp = { .markers = UIW_OPT_ON, .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
 	uint8_t b[400];
@@ -1086,7 +1098,7 @@ static void test_raw_reply_rejected(void **state)
 static void test_raw_reply_timeout(void **state)
 {
 	struct uiw_conn_param cp = { .crc = UIW_OPT_OFF,
-				     .timeout_ms = SHORT_MS };
+				     .timeout_ms = SHORT_MS, .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
 	int64_t t0 = now_ms();
@@ -1103,7 +1115,7 @@ static void test_raw_reply_timeout(void **state)
  * markers towards it while expecting none. */
 static void test_raw_reply_accepted(void **state)
 {
-	struct uiw_conn_param cp = { .crc = UIW_OPT_OFF };
+	struct uiw_conn_param cp = { .crc = UIW_OPT_OFF, .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
 	uint8_t b[64];
@@ -1167,7 +1179,7 @@ static void test_connect_refused(void **state)
  * a connection that has not sent its Request yet. */
 static void test_destroy_during_startup(void **state)
 {
-	struct uiw_conn_param cp = { 0 };
+	struct uiw_conn_param cp = { .mpa_rev = 1 };
 	struct rawsrv r;
 	struct lst l;
 	int fd;
@@ -1275,10 +1287,10 @@ static void test_api_misuse(void **state)
 					&cp, &id2), -EINVAL);
 	assert_non_null(strstr(uiw_last_error(), "512"));
 	memset(&cp, 0, sizeof(cp));
-	cp.mpa_rev = 2;
+	cp.mpa_rev = 3;
 	assert_int_equal(uiw_cm_connect(r.c.ch, r.c.qp,
 					(struct sockaddr *)&l.addr, l.len,
-					&cp, &id2), -EOPNOTSUPP);
+					&cp, &id2), -EINVAL);
 	cp.mpa_rev = 7;
 	assert_int_equal(uiw_cm_connect(r.c.ch, r.c.qp,
 					(struct sockaddr *)&l.addr, l.len,

@@ -219,12 +219,68 @@ mpa-mk-crc      --markers=on,--crc=on     --markers=on,--crc=on     on  on  on
 EOF
 
 # rping -q fixes the server's IRD and ORD at 1; -I and -O set them.
+# MPA revision 1 carries no IRD/ORD: each side keeps its own.
 name=ird-ord
-if pingpong "$name" "-d -q" "-d -V -C 3 -I 4 -O 2"; then
+if pingpong "$name" "-d -q" "-d -V -C 3 -I 4 -O 2 --mpa-rev=1"; then
 	expect_line "$name" "$tmp/$name.sout" \
-		'^server: connected with .* IRD 1, ORD 1,' "-q: server IRD 1, ORD 1"
+		'^server: connected with .* MPA revision 1, .* IRD 1, ORD 1,' "-q: server IRD 1, ORD 1"
 	expect_line "$name" "$tmp/$name.cout" \
 		'^client: connected with .* IRD 4, ORD 2,' "-I 4 -O 2: client IRD 4, ORD 2"
+fi
+# Revision 2 (the default) negotiates them (RFC 6581 §9.1): the server
+# raises its IRD to the client's ORD and keeps its ORD within the
+# client's IRD.
+name=ird-ord-v2
+if pingpong "$name" "-d -q" "-d -V -C 3 -I 4 -O 2"; then
+	expect_line "$name" "$tmp/$name.sout" \
+		'^server: connection request from .* MPA revision 2, .* IRD 4, ORD 2,' "server sees IRD 4, ORD 2"
+	expect_line "$name" "$tmp/$name.sout" \
+		'^server: connected with .* IRD 2, ORD 1,' "server IRD 2, ORD 1"
+	expect_line "$name" "$tmp/$name.cout" \
+		'^client: connected with .* MPA revision 2, .* IRD 4, ORD 2,' "client IRD 4, ORD 2"
+fi
+
+# ---------------------------------------------------------------- p2p
+# Peer-to-peer mode (RFC 6581 §9.2) with each RTR type; the server may
+# narrow the types it accepts.  Options are separated by ';' here.
+while read -r name sopts copts rtr; do
+	sopts=${sopts//;/ }
+	copts=${copts//;/ }
+	[ "$sopts" = - ] && sopts=
+	[ "$copts" = - ] && copts=
+	if pingpong "$name" "-d $sopts" "-d -V -C 3 -S 1000 --p2p $copts"; then
+		summary "$name" 3 1000
+		expect_line "$name" "$tmp/$name.cout" \
+			"^client: connected with .* peer-to-peer on, RTR $rtr\$" \
+			"client sent a $rtr RTR"
+	fi
+done <<'EOF2'
+p2p-write   -              --rtr=write          write
+p2p-read    -              --rtr=read           read
+p2p-send    -              --rtr=send           send
+p2p-any     -              -                    write
+p2p-narrow  --rtr=read     --rtr=send,read      read
+p2p-nocrc   --crc=off      --crc=off;--rtr=read read
+EOF2
+
+# A revision 1 server closes on a revision 2 Request (RFC 6581 §10).
+name=rev1-server
+if start_server "$name" -a 127.0.0.1 --mpa-rev=1; then
+	if timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 1 \
+		>"$tmp/$name.cout" 2>"$tmp/$name.cerr"; then
+		bad "$name: a revision 2 client connected"
+	else
+		ok "$name: a revision 2 client is refused"
+	fi
+	if timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -C 2 -V \
+		--mpa-rev=1 >"$tmp/$name.c1out" 2>"$tmp/$name.c1err"; then
+		ok "$name: a revision 1 client pings"
+	else
+		bad "$name: a revision 1 client failed"
+		show "$tmp/$name.c1out" "$tmp/$name.c1err"
+	fi
+	wait "$spid"
+	wait "$catpid"
 fi
 
 # ---------------------------------------------------------------- -P

@@ -1026,7 +1026,8 @@ static void b_op_untagged(struct vic *v)
 {
 	struct uiw_ddp_hdr h;
 
-	ep_hdr_send(&h, UIW_OP_IMM, 2, 0, true, 0);     /* RFC 7306 */
+	/* 1100b: reserved (RFC 5040 §4.3, RFC 7306 §10.1) */
+	ep_hdr_send(&h, 0xc, 2, 0, true, 0);
 	build_hdr_only(v, &h, 8);
 }
 
@@ -1056,11 +1057,13 @@ static void b_resp_unexpected(struct vic *v)
 	build_hdr_only(v, &h, 100);
 }
 
-static void b_qn3(struct vic *v)
+static void b_qn4(struct vic *v)
 {
 	struct uiw_ddp_hdr h;
 
-	ep_hdr_untagged(&h, UIW_OP_SEND, 3, 1, 0, true);
+	/* Queue 3 is RFC 7306's; 4 is the first that RDMAP does not use
+	 * (RFC 7306 §10.2). */
+	ep_hdr_untagged(&h, UIW_OP_SEND, 4, 1, 0, true);
 	build_hdr_only(v, &h, 100);
 }
 
@@ -1180,7 +1183,7 @@ static void test_bad_qn(void **state)
 			  18 + 100, last_hdr, NULL };
 
 	(void)state;
-	crafted(true, true, 0, b_qn3, &x, 3, fl3);
+	crafted(true, true, 0, b_qn4, &x, 3, fl3);
 	x.seg_len = 18;
 	crafted(false, true, 1, b_qn_big, &x, 3, fl3);
 }

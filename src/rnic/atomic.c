@@ -1,0 +1,680 @@
+/*
+ * RFC 7306 in the engine: Atomic Operations and Immediate Data, at the
+ * requester and at the responder (the hooks are listed in atomic.h).
+ *
+ * Requester.  An atomic work request becomes one Atomic Request on
+ * queue 1 (§5.2.1 rules 1, 2, 5), in work request order (rule 6), with
+ * the SQ counter as its Request Identifier.  It counts against ORD with
+ * the RDMA Reads (§5.2) and waits in ext.aoq, oldest first, for its
+ * Atomic Response on queue 3 (§5.2.2 rules 2, 3, 5), which must carry
+ * the next queue-3 MSN and the Request Identifier of the oldest
+ * outstanding atomic.  The Original Remote Data Value is then written to
+ * the work request's 8-octet buffer, and only then may the work request
+ * complete (§5.4 rules 1, 7; completions stay in order, RFC 5040 §5.5).
+ *
+ * Responder.  An Atomic Request takes one of the IRD buffers of queue 1
+ * (§5.2.2 rule 4) and, once delivered (§5.4 rules 3, 5), is checked:
+ * its length, AOpCode and alignment by the codec, then its STag, rights
+ * (UIW_ACCESS_REMOTE_ATOMIC), protection domain and bounds here.  A valid
+ * one joins the inbound RDMA Read queue (IRQ) so that Read and Atomic
+ * Responses are generated in the order of their Requests (§5.2.2 rule 8,
+ * §5.4 rule 8, §7).  It is executed when its Response is built, and not
+ * before the octets of every earlier Read Response have gone to the LLP
+ * (Read Responses are sent from the memory itself, so an atomic must not
+ * change it under them, §7 "Read, then Atomic").  The read-modify-write
+ * is one compare-and-exchange loop on the aligned 64-bit word, so no
+ * other atomic of this device (or of any other in the process, or a
+ * local CPU atomic) can come between its read and its write (§5.3, §5.4
+ * rule 2); the word is in host order, the values on the wire big-endian.
+ *
+ * Immediate Data (§6).  Immediate Data and Immediate Data with SE are
+ * untagged messages of exactly 8 octets on queue 0 that take the next
+ * queue-0 MSN and consume one posted receive (§6.3); they complete it
+ * with the 8 octets in the completion (the buffer is not written).  A
+ * Write with Immediate is an RDMA Write followed by Immediate Data in the
+ * same work request: the Immediate Data is built after the Write's last
+ * segment, so the receiver places the Write before it completes the
+ * Immediate Data (§7).
+ *
+ * Errors follow §8: a Terminate for a received RFC 7306 message copies
+ * its DDP header but no RDMA header (§8.1 rule 2); a misaligned target is
+ * "Remote Operation Error / Catastrophic error, localized to RDMAP
+ * Stream" and the memory is left as it was (§8.2).
+ */
+#include "atomic.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dev.h"
+#include "qp.h"
+#include "../rt/log.h"
+
+_Static_assert(UIW_EXT_AOQ >= UIW_MAX_ORD,
+	       "the atomic queue must hold ORD requests");
+_Static_assert(UIW_DDP_UNTAGGED_HDR_LEN + UIW_ATOMIC_REQ_LEN <=
+	       UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD,
+	       "an Atomic Request must fit a frame's header octets");
+
+/* ---- Posting ------------------------------------------------------------- */
+
+int uiw_ext_post_check(struct uiw_qp *qp, const struct uiw_send_wr *wr)
+{
+	bool at = uiw_wr_is_atomic((uint8_t)wr->opcode);
+	const struct uiw_sge *g;
+	enum uiw_mr_check c;
+
+	if ((wr->send_flags & UIW_SEND_ATOMIC_MASKED) && !at)
+		return uiw_error(EINVAL, "qp %u: UIW_SEND_ATOMIC_MASKED is "
+				 "for atomics only", qp->qpn);
+	if (wr->opcode == UIW_WR_IMMEDIATE) {
+		/* RFC 7306 §4.2: no ULP payload, only the 8 octets. */
+		if (wr->num_sge != 0)
+			return uiw_error(EINVAL, "qp %u: Immediate Data "
+					 "carries no payload (num_sge %d, "
+					 "must be 0)", qp->qpn, wr->num_sge);
+		return 0;
+	}
+	if (!at)
+		return 0;
+	if (wr->send_flags & UIW_SEND_INLINE)
+		return uiw_error(EINVAL, "qp %u: an atomic cannot be inline",
+				 qp->qpn);
+	if (wr->num_sge != 1 || !wr->sg_list)
+		return uiw_error(EINVAL, "qp %u: an atomic takes one SGE (the "
+				 "8-octet buffer for the original value), "
+				 "not %d", qp->qpn, wr->num_sge);
+	g = &wr->sg_list[0];
+	if (g->length != UIW_ATOMIC_OPERAND_LEN)
+		return uiw_error(EINVAL, "qp %u: an atomic's SGE must be %u "
+				 "octets, not %u", qp->qpn,
+				 UIW_ATOMIC_OPERAND_LEN, g->length);
+	if (qp->state == UIW_QPS_RTS && qp->lp.ord == 0)
+		return uiw_error(EINVAL, "qp %u: atomic with ORD 0 (the "
+				 "connection allows no outbound Reads or "
+				 "atomics)", qp->qpn);
+	/* The original value is written there: local write access. */
+	c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
+			 UIW_ACCESS_LOCAL_WRITE, g->addr, g->length);
+	if (c != UIW_MRC_OK)
+		return uiw_error(EINVAL, "qp %u: atomic SGE (lkey 0x%08x, "
+				 "0x%llx+%u): %s", qp->qpn, g->lkey,
+				 (unsigned long long)g->addr, g->length,
+				 uiw_mr_check_str(c));
+	return 0;
+}
+
+void uiw_ext_post_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
+{
+	bool masked = wr->send_flags & UIW_SEND_ATOMIC_MASKED;
+	uint64_t to = wr->wr.atomic.remote_addr;
+	uint32_t stag = wr->wr.atomic.rkey;
+
+	s->imm = wr->imm_data;
+	memset(&s->areq, 0, sizeof(s->areq));
+	switch (wr->opcode) {
+	case UIW_WR_ATOMIC_FETCH_ADD:
+		/* Plain fetch-and-add: one 64-bit field, Add Mask zero. */
+		uiw_atomic_req_fetchadd(&s->areq, 0, stag, to,
+					wr->wr.atomic.compare_add,
+					masked ? wr->wr.atomic.compare_add_mask
+					       : UIW_ATOMIC_ADD_MASK_PLAIN);
+		break;
+	case UIW_WR_ATOMIC_CMP_SWP:
+		/* Plain compare-and-swap: every bit compared and swapped. */
+		uiw_atomic_req_cmpswap(&s->areq, 0, stag, to,
+				       wr->wr.atomic.compare_add,
+				       masked ? wr->wr.atomic.compare_add_mask
+					      : UIW_ATOMIC_MASK_ALL,
+				       wr->wr.atomic.swap,
+				       masked ? wr->wr.atomic.swap_mask
+					      : UIW_ATOMIC_MASK_ALL);
+		break;
+	default:
+		return;
+	}
+	s->rkey = stag;
+	s->raddr = to;
+}
+
+/* ---- Transmit ------------------------------------------------------------ */
+
+/* The DDP header of an RFC 7306 message: untagged, one segment (each
+ * is at most 52 octets, far below any MULPDU), MO 0, the Invalidate
+ * STag zero (§4.1). */
+static size_t ext_hdr(uint8_t *p, uint8_t opcode, uint32_t qn, uint32_t msn)
+{
+	struct uiw_ddp_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.tagged = false;
+	h.last = true;
+	h.ddp_ver = UIW_DDP_VERSION;
+	h.rdmap_ver = UIW_RDMAP_VERSION;
+	h.opcode = opcode;
+	h.qn = qn;
+	h.msn = msn;
+	h.mo = 0;
+	return uiw_ddp_hdr_encode(p, &h);
+}
+
+bool uiw_ext_build_sq(struct uiw_qp *qp)
+{
+	struct uiw_tx_msg *m = &qp->msg;
+	struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
+	struct uiw_qp_ext *x = &qp->ext;
+	const size_t room = UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD;
+	struct uiw_tx_frame *f;
+	uint8_t *p;
+	size_t hl;
+
+	if (uiw_wr_is_atomic(s->opcode)) {
+		/* §5.2.1 rules 1, 2, 5, 6: untagged, queue 1, in order. */
+		f = uiw_tx_frame_new(qp, UIW_FR_SQ, m->idx);
+		p = f->hdr + UIW_MPA_LEN_FIELD;
+		s->msn = qp->tx_msn[UIW_QN_READ_REQ]++;
+		s->areq.req_id = m->idx;
+		hl = ext_hdr(p, UIW_OP_ATOMIC_REQ, UIW_QN_READ_REQ, s->msn);
+		hl += uiw_atomic_req_encode(p + hl, room - hl, &s->areq);
+		f->hlen = (uint8_t)hl;
+		x->aoq[(x->aoq_head + x->aoq_count) % UIW_EXT_AOQ] = m->idx;
+		x->aoq_count++;
+		s->frames++;
+		s->state = UIW_SQ_BUILT;
+		m->kind = UIW_MSG_NONE;
+		uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+		return true;
+	}
+	if (s->opcode == UIW_WR_IMMEDIATE ||
+	    (s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM && m->imm_next)) {
+		/* §6.3: untagged, queue 0 with the Sends' MSNs, 8 octets. */
+		f = uiw_tx_frame_new(qp, UIW_FR_SQ, m->idx);
+		p = f->hdr + UIW_MPA_LEN_FIELD;
+		s->msn = qp->tx_msn[UIW_QN_SEND]++;
+		hl = ext_hdr(p, s->solicited ? UIW_OP_IMM_SE : UIW_OP_IMM,
+			     UIW_QN_SEND, s->msn);
+		hl += uiw_imm_encode(p + hl, room - hl, s->imm);
+		f->hlen = (uint8_t)hl;
+		s->frames++;
+		s->state = UIW_SQ_BUILT;
+		m->kind = UIW_MSG_NONE;
+		m->imm_next = false;
+		uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The read-modify-write of §5.1 on the aligned word at r->to (a hold on
+ * its region keeps it registered).  A compare-and-exchange loop: the
+ * value written is computed from the value read, and the exchange only
+ * happens if nothing changed the word in between, so the operation is
+ * atomic against every other atomic access to the word (§5.3).  When
+ * the result equals the original (a CmpSwap that does not match, adding
+ * zero) nothing is written.
+ */
+static uint64_t ext_execute(const struct uiw_atomic_req *r)
+{
+	uint64_t *w = (uint64_t *)(uintptr_t)r->to;
+	uint64_t orig = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		uint64_t nv = uiw_atomic_apply(r, orig);
+
+		if (nv == orig)
+			break;
+		if (__atomic_compare_exchange_n(w, &orig, nv, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+	}
+	return orig;
+}
+
+bool uiw_ext_resp_ready(struct uiw_qp *qp)
+{
+	uint32_t c;
+
+	if (qp->irq_next == qp->irq_tail ||
+	    !uiw_irq_at(qp, qp->irq_next)->atomic)
+		return true;
+	/* Entries before irq_next are built; those still in use have
+	 * frames with the LLP. */
+	for (c = qp->irq_head; c != qp->irq_next; c++) {
+		const struct uiw_irq_ent *e = uiw_irq_at(qp, c);
+
+		if (e->used && !e->atomic)
+			return false;
+	}
+	return true;
+}
+
+bool uiw_ext_build_resp(struct uiw_qp *qp)
+{
+	struct uiw_tx_msg *m = &qp->msg;
+	struct uiw_irq_ent *e = uiw_irq_at(qp, m->idx);
+	const size_t room = UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD;
+	struct uiw_atomic_resp resp;
+	struct uiw_tx_frame *f;
+	uint8_t *p;
+	size_t hl;
+
+	if (!e->atomic)
+		return false;
+	/* §5.4 rule 8, §7: executed in Request order, after the Responses
+	 * before it were generated; the Response carries the original
+	 * value and the Request Identifier (§5.2.2). */
+	resp.req_id = e->areq.req_id;
+	resp.orig_value = ext_execute(&e->areq);
+	if (e->hold) {
+		uiw_mr_put(&qp->dev->mrt, e->hold);
+		e->hold = NULL;
+	}
+	UIW_DBG(3, "qp %u: atomic %u at 0x%llx: 0x%016llx", qp->qpn,
+		e->areq.aopcode, (unsigned long long)e->areq.to,
+		(unsigned long long)resp.orig_value);
+	f = uiw_tx_frame_new(qp, UIW_FR_IRQ, m->idx);
+	p = f->hdr + UIW_MPA_LEN_FIELD;
+	/* §5.2.2 rules 2, 3: untagged, queue 3. */
+	hl = ext_hdr(p, UIW_OP_ATOMIC_RESP, UIW_QN_ATOMIC_RESP,
+		     qp->ext.tx_msn3++);
+	hl += uiw_atomic_resp_encode(p + hl, room - hl, &resp);
+	f->hlen = (uint8_t)hl;
+	e->frames++;
+	e->built = true;
+	qp->irq_unbuilt--;
+	m->kind = UIW_MSG_NONE;
+	uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+	return true;
+}
+
+/* ---- Receive: validation ------------------------------------------------- */
+
+static void ext_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void ext_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
+{
+	char why[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	uiw_rx_refuse(qp, err, why);
+}
+
+/* An error found when a message is delivered (after DDP validated all
+ * of it): one Terminate with the DDP header (§8.1 rule 2). */
+static void ext_fail(struct uiw_qp *qp, uiw_err_t err, int status,
+		     struct uiw_qp_act *act, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void ext_fail(struct uiw_qp *qp, uiw_err_t err, int status,
+		     struct uiw_qp_act *act, const char *fmt, ...)
+{
+	struct uiw_rx *r = &qp->rx;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	r->err = err;
+	r->loc_status = status;
+	r->have_rdmap = false;
+	uiw_rx_fail(qp, err, act);
+}
+
+static bool is_imm(uint8_t op)
+{
+	return op == UIW_OP_IMM || op == UIW_OP_IMM_SE;
+}
+
+bool uiw_ext_rx_q0(struct uiw_qp *qp)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+	struct uiw_rq_slot *q;
+
+	if (!is_imm(h->opcode) && !x->q0_imm)
+		return false;
+	/* RFC 5040 §7.2, RFC 7306 §8.2: every segment of a message has
+	 * its opcode. */
+	if (!is_imm(h->opcode)) {
+		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x in "
+			   "the middle of Immediate Data MSN %u", h->opcode,
+			   h->msn);
+		return true;
+	}
+	/* RFC 5041 §7.1: MSN, a buffer, MO, length, as for a Send. */
+	if (h->msn != r->msn[0]) {
+		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 0 MSN %u, "
+			   "expected %u", h->msn, r->msn[0]);
+		return true;
+	}
+	/* §6.3: one Immediate Data message consumes one untagged buffer. */
+	if (qp->rq_head == qp->rq_tail) {
+		ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "no receive buffer "
+			   "posted for Immediate Data MSN %u", h->msn);
+		return true;
+	}
+	q = uiw_rq_at(qp, qp->rq_head);
+	r->fail_rq = qp->rq_head;
+	if (!x->q0_imm && q->got != 0) {
+		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "Immediate Data "
+			   "in the middle of Send MSN %u", h->msn);
+		return true;
+	}
+	if (h->mo != x->q0_got) {
+		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "Immediate Data MSN %u "
+			   "MO %u, expected %u", h->msn, h->mo, x->q0_got);
+		return true;
+	}
+	/* §6.3: exactly 8 octets; more cannot be taken. */
+	if (r->plen > UIW_IMM_DATA_LEN - h->mo) {
+		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Immediate Data MSN %u of "
+			   "at least %llu octets, not %u", h->msn,
+			   (unsigned long long)h->mo + r->plen,
+			   UIW_IMM_DATA_LEN);
+		return true;
+	}
+	x->q0_imm = true;
+	r->plan = UIW_PL_SCRATCH;
+	r->mem = x->imm + h->mo;
+	r->scr_lim = r->plen;
+	return true;
+}
+
+bool uiw_ext_rx_q1(struct uiw_qp *qp)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+	bool at = h->opcode == UIW_OP_ATOMIC_REQ;
+
+	if (!at && !(r->q1_got && x->q1_atomic))
+		return false;
+	if (!at) {
+		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x in "
+			   "the middle of Atomic Request MSN %u", h->opcode,
+			   h->msn);
+		return true;
+	}
+	if (h->msn != r->msn[1]) {
+		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 1 MSN %u, "
+			   "expected %u", h->msn, r->msn[1]);
+		return true;
+	}
+	if (r->q1_got == 0) {
+		/* §5.2.2 rule 4: Atomic Requests take the IRD buffers of
+		 * queue 1 with the RDMA Read Requests; one beyond IRD
+		 * finds none. */
+		if (qp->irq_unbuilt >= qp->lp.ird ||
+		    qp->irq_tail - qp->irq_head >= qp->irq_cap) {
+			ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "Atomic Request "
+				   "MSN %u beyond IRD %u", h->msn,
+				   qp->lp.ird);
+			return true;
+		}
+	} else if (!x->q1_atomic) {
+		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "Atomic Request "
+			   "in the middle of RDMA Read Request MSN %u",
+			   h->msn);
+		return true;
+	}
+	if (h->mo != r->q1_got) {
+		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "queue 1 MSN %u MO %u, "
+			   "expected %u", h->msn, h->mo, r->q1_got);
+		return true;
+	}
+	if (r->plen > UIW_ATOMIC_REQ_LEN - h->mo) {
+		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Atomic Request MSN %u of "
+			   "at least %llu octets, not %u", h->msn,
+			   (unsigned long long)h->mo + r->plen,
+			   UIW_ATOMIC_REQ_LEN);
+		return true;
+	}
+	x->q1_atomic = true;
+	r->plan = UIW_PL_SCRATCH;
+	r->mem = x->areq + h->mo;
+	r->scr_lim = r->plen;
+	return true;
+}
+
+void uiw_ext_rx_q3(struct uiw_qp *qp)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+
+	/* RFC 7306 §4.1 Figure 2: only Atomic Responses use queue 3. */
+	if (h->opcode != UIW_OP_ATOMIC_RESP) {
+		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x on "
+			   "queue 3", h->opcode);
+		return;
+	}
+	/* §5.2.2 rule 8: Responses come in Request order, one queue-3
+	 * MSN each. */
+	if (h->msn != x->rx_msn3) {
+		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 3 MSN %u, "
+			   "expected %u", h->msn, x->rx_msn3);
+		return;
+	}
+	/* §5.2.2 rule 5: queue 3 has one buffer per outstanding atomic. */
+	if (x->aoq_count == 0) {
+		ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "Atomic Response MSN "
+			   "%u with no atomic outstanding", h->msn);
+		return;
+	}
+	r->fail_sq = x->aoq[x->aoq_head % UIW_EXT_AOQ];
+	if (h->mo != x->q3_got) {
+		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "queue 3 MSN %u MO %u, "
+			   "expected %u", h->msn, h->mo, x->q3_got);
+		return;
+	}
+	if (r->plen > UIW_ATOMIC_RESP_LEN - h->mo) {
+		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Atomic Response MSN %u "
+			   "of at least %llu octets, not %u", h->msn,
+			   (unsigned long long)h->mo + r->plen,
+			   UIW_ATOMIC_RESP_LEN);
+		return;
+	}
+	r->plan = UIW_PL_SCRATCH;
+	r->mem = x->aresp + h->mo;
+	r->scr_lim = r->plen;
+}
+
+/* ---- Receive: delivery --------------------------------------------------- */
+
+bool uiw_ext_deliver_q0(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+	struct uiw_rq_slot *q;
+	struct uiw_wc wc = { 0 };
+	uint32_t got;
+	uint64_t imm;
+
+	if (!is_imm(h->opcode))
+		return false;
+	x->q0_got += r->plen;
+	if (!h->last)
+		return true;
+	r->msn[0]++;
+	got = x->q0_got;
+	x->q0_got = 0;
+	x->q0_imm = false;
+	/* §6.3: "MUST check that Immediate Data ... include exactly 8
+	 * bytes" (longer ones were refused on arrival). */
+	if (uiw_imm_decode(x->imm, got, &imm) != UIW_OK) {
+		ext_fail(qp, uiw_rdmap_ext_len_check(h->opcode, got), -1, act,
+			 "Immediate Data MSN %u of %u octets, not %u", h->msn,
+			 got, UIW_IMM_DATA_LEN);
+		return true;
+	}
+	/* §6.1, §6.4: delivered to the ULP in order, as a Send. */
+	q = uiw_rq_at(qp, qp->rq_head);
+	wc.wr_id = q->wr_id;
+	wc.status = UIW_WC_SUCCESS;
+	wc.opcode = UIW_WC_RECV_RDMA_WITH_IMM;
+	wc.byte_len = 0;
+	wc.flags = UIW_WC_F_WITH_IMM;
+	if (h->opcode == UIW_OP_IMM_SE)
+		wc.flags |= UIW_WC_F_SOLICITED;
+	wc.imm_data = imm;
+	qp->rq_head++;
+	uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
+	return true;
+}
+
+/* RDMAP protection errors for the target of an atomic (RFC 5040 §4.8,
+ * as for the source of an RDMA Read, §7.2). */
+static uiw_err_t ext_prot_err(enum uiw_mr_check c)
+{
+	switch (c) {
+	case UIW_MRC_PD:
+		return UIW_E_RDMAP_STAG_NOT_ASSOC;
+	case UIW_MRC_ACCESS:
+		return UIW_E_RDMAP_ACCESS;
+	case UIW_MRC_WRAP:
+		return UIW_E_RDMAP_TO_WRAP;
+	case UIW_MRC_BOUNDS:
+		return UIW_E_RDMAP_BASE_BOUNDS;
+	default:
+		return UIW_E_RDMAP_INVALID_STAG;
+	}
+}
+
+bool uiw_ext_deliver_q1(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+	struct uiw_mr_entry *hold = NULL;
+	struct uiw_atomic_req req;
+	struct uiw_irq_ent *e;
+	enum uiw_mr_check c;
+	uiw_err_t err;
+	uint32_t got;
+
+	if (h->opcode != UIW_OP_ATOMIC_REQ)
+		return false;
+	r->q1_got += r->plen;
+	if (!h->last)
+		return true;
+	r->msn[1]++;
+	got = r->q1_got;
+	r->q1_got = 0;
+	x->q1_atomic = false;
+	/* Length (§4.2), AOpCode (§5.2.1 rule 4) and alignment (§8.2). */
+	err = uiw_atomic_req_decode(x->areq, got, &req);
+	if (err != UIW_OK) {
+		if (got != UIW_ATOMIC_REQ_LEN)
+			ext_fail(qp, err, -1, act, "Atomic Request of %u "
+				 "octets, not %u", got, UIW_ATOMIC_REQ_LEN);
+		else if (err == UIW_E_RDMAP_CATA_STREAM)
+			ext_fail(qp, err, -1, act, "atomic at TO 0x%llx is not "
+				 "64-bit aligned", (unsigned long long)req.to);
+		else
+			ext_fail(qp, err, -1, act, "AOpCode 0x%x is not "
+				 "supported", req.aopcode);
+		return true;
+	}
+	/* RFC 5040 §8.1.1, RFC 7306 §9: the STag, its protection domain,
+	 * the remote atomic right and the bounds of the word. */
+	c = uiw_mr_get(&qp->dev->mrt, req.stag, qp->pd,
+		       UIW_ACCESS_REMOTE_ATOMIC, req.to,
+		       UIW_ATOMIC_OPERAND_LEN, &hold);
+	if (c != UIW_MRC_OK) {
+		ext_fail(qp, ext_prot_err(c), -1, act, "atomic on STag 0x%08x "
+			 "TO 0x%llx: %s", req.stag,
+			 (unsigned long long)req.to, uiw_mr_check_str(c));
+		return true;
+	}
+	/* §5.4 rules 3, 5, 8: processed in the order delivered, with the
+	 * RDMA Read Requests (uiw_ext_build_resp executes it). */
+	e = uiw_irq_at(qp, qp->irq_tail++);
+	memset(e, 0, sizeof(*e));
+	e->atomic = true;
+	e->areq = req;
+	e->hold = hold;
+	e->used = true;
+	qp->irq_unbuilt++;
+	return true;
+}
+
+void uiw_ext_deliver_q3(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	const struct uiw_ddp_hdr *h = &r->h;
+	struct uiw_qp_ext *x = &qp->ext;
+	struct uiw_mr_entry *hold = NULL;
+	struct uiw_atomic_resp resp;
+	struct uiw_sq_slot *s;
+	const struct uiw_sge *g;
+	enum uiw_mr_check c;
+	uint32_t ctr, got;
+
+	x->q3_got += r->plen;
+	if (!h->last)
+		return;
+	got = x->q3_got;
+	x->q3_got = 0;
+	x->rx_msn3++;
+	ctr = x->aoq[x->aoq_head % UIW_EXT_AOQ];
+	s = uiw_sq_at(qp, ctr);
+	/* §5.2.2 rule 7: an invalid Response is an error. */
+	if (uiw_atomic_resp_decode(x->aresp, got, &resp) != UIW_OK) {
+		ext_fail(qp, uiw_rdmap_ext_len_check(h->opcode, got),
+			 UIW_WC_BAD_RESP_ERR, act, "Atomic Response of %u "
+			 "octets, not %u", got, UIW_ATOMIC_RESP_LEN);
+		return;
+	}
+	if (resp.req_id != s->areq.req_id) {
+		ext_fail(qp, UIW_E_RDMAP_OP_UNSPEC, UIW_WC_BAD_RESP_ERR, act,
+			 "Atomic Response MSN %u for Request Identifier %u, "
+			 "expected %u", h->msn, resp.req_id, s->areq.req_id);
+		return;
+	}
+	/* §5.4 rules 1, 7: the original value is placed, then the work
+	 * request may complete.  The buffer was checked when posted; it
+	 * may have been deregistered since. */
+	g = &s->sge[0];
+	c = uiw_mr_get(&qp->dev->mrt, g->lkey, qp->pd, UIW_ACCESS_LOCAL_WRITE,
+		       g->addr, UIW_ATOMIC_OPERAND_LEN, &hold);
+	if (c != UIW_MRC_OK) {
+		ext_fail(qp, UIW_E_RDMAP_LOCAL_CATA, UIW_WC_LOC_PROT_ERR, act,
+			 "atomic result buffer (lkey 0x%08x): %s", g->lkey,
+			 uiw_mr_check_str(c));
+		return;
+	}
+	memcpy((void *)(uintptr_t)g->addr, &resp.orig_value,
+	       UIW_ATOMIC_OPERAND_LEN);
+	uiw_mr_put(&qp->dev->mrt, hold);
+	x->aoq_head++;
+	x->aoq_count--;
+	s->read_done = true;
+	uiw_qp_sq_check(qp, ctr, act);
+}
+
+/* ---- State --------------------------------------------------------------- */
+
+void uiw_ext_reset(struct uiw_qp *qp)
+{
+	struct uiw_qp_ext *x = &qp->ext;
+
+	x->aoq_head = x->aoq_count = 0;
+	/* RFC 5041 §4.3: the first MSN of every queue is one. */
+	x->tx_msn3 = x->rx_msn3 = 1;
+	x->q0_imm = x->q1_atomic = false;
+	x->q0_got = x->q3_got = 0;
+}
+
+void uiw_ext_flush(struct uiw_qp *qp)
+{
+	qp->ext.aoq_head = qp->ext.aoq_count = 0;
+}

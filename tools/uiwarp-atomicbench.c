@@ -1,0 +1,895 @@
+/*
+ * uiwarp-atomicbench: RFC 7306 atomics and immediate data over 127.0.0.1.
+ *
+ * Default mode, a benchmark (it measures, it never fails for being
+ * slow): atomic operations per second with 1 and 8 QPs, all doing
+ * FetchAdds of 1 on one word of the responder, next to zero-byte RDMA
+ * Reads with the same QPs and depth in the same run; then the latency of
+ * one FetchAdd next to that of one zero-byte RDMA Read, alternating on
+ * one QP.  The requester QPs share one device and the responder QPs
+ * another (one RNIC each side), both in this process; one thread per
+ * requester QP keeps `depth` work requests outstanding and sleeps on its
+ * CQ's notification fd between completions (busy-polling threads would
+ * take the CPUs from the progress threads on a small machine).  The word's final value is checked against the number of
+ * FetchAdds completed.  Output: a Markdown table.
+ *
+ * -W: one session for the wire test (tests/wire/test_tshark_atomic.sh):
+ * FetchAdd and CmpSwap, plain and masked, in both directions; Immediate
+ * Data with and without SE; Write with Immediate of several sizes (some
+ * of several FPDUs); Reads and Sends between them; a graceful close; and
+ * a second connection that ends in the Terminate for a misaligned atomic.
+ * One message at a time, every result verified.  Output, one line each:
+ *   port <n>                   once listening (with -w it then waits for
+ *                              a line on stdin)
+ *   messages <name>=<count> .. RDMAP messages sent per opcode (RFC 5040
+ *                              and RFC 7306 numbering), both directions
+ *   multi <n>                  messages that needed several FPDUs
+ *   ok
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uiwarp/uiwarp.h>
+#include <uiwarp/cm.h>
+
+#define TIMEOUT_MS 30000
+#define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
+		 UIW_ACCESS_REMOTE_READ | UIW_ACCESS_REMOTE_ATOMIC)
+#define BUF_LEN (1024 * 1024)
+#define MAX_QPS 64
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "uiwarp-atomicbench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void check(int rc, const char *what)
+{
+	if (rc < 0)
+		die("%s: %s (%s)", what, strerror(-rc), uiw_last_error());
+}
+
+static void *check_ptr(void *p, const char *what)
+{
+	if (!p)
+		die("%s: %s (%s)", what, strerror(errno), uiw_last_error());
+	return p;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- Ends and connections ------------------------------------------------ */
+
+struct end {
+	const char *name;
+	struct uiw_device *dev;
+	struct uiw_pd *pd;
+	struct uiw_cq *cq;
+	struct uiw_qp *qp;
+	struct uiw_cm_channel *ch;
+	struct uiw_cm_id *id;
+	struct uiw_qp_attr attr;
+	uint8_t *buf;               /* BUF_LEN, registered as mr */
+	struct uiw_mr *mr;
+};
+
+/* An end on dev/pd (shared), with its own CQ, QP and buffer. */
+static void end_init(struct end *e, const char *name, struct uiw_device *dev,
+		     struct uiw_pd *pd, int depth)
+{
+	struct uiw_qp_init_attr ia;
+	void *mem = NULL;
+
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	e->dev = dev;
+	e->pd = pd;
+	e->cq = check_ptr(uiw_cq_create(dev, 2 * depth + 64),
+			  "uiw_cq_create");
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = e->cq;
+	ia.cap.max_send_wr = (uint32_t)depth + 16;
+	ia.cap.max_recv_wr = (uint32_t)depth + 16;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.sq_sig_all = 1;
+	e->qp = check_ptr(uiw_qp_create(pd, &ia), "uiw_qp_create");
+	if (posix_memalign(&mem, 4096, BUF_LEN))
+		die("out of memory");
+	e->buf = mem;
+	memset(e->buf, 0, BUF_LEN);
+	e->mr = check_ptr(uiw_reg_mr(pd, e->buf, BUF_LEN, ACC_ALL),
+			  "uiw_reg_mr");
+}
+
+static void end_free(struct end *e)
+{
+	if (e->id)
+		check(uiw_cm_destroy_id(e->id), "uiw_cm_destroy_id");
+	check(uiw_qp_destroy(e->qp), "uiw_qp_destroy");
+	check(uiw_dereg_mr(e->mr), "uiw_dereg_mr");
+	check(uiw_cq_destroy(e->cq), "uiw_cq_destroy");
+	if (e->ch)
+		check(uiw_cm_channel_destroy(e->ch), "uiw_cm_channel_destroy");
+	free(e->buf);
+}
+
+static void wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
+		       struct uiw_cm_event *out)
+{
+	struct uiw_cm_event ev;
+	int rc;
+
+	for (;;) {
+		rc = uiw_cm_get_event(ch, &ev, TIMEOUT_MS);
+		if (rc == -ETIMEDOUT)
+			die("no %s event within %d ms", uiw_cm_event_str(t),
+			    TIMEOUT_MS);
+		check(rc, "uiw_cm_get_event");
+		if (ev.type == t)
+			break;
+		if (ev.type == UIW_CM_EVENT_TIMEWAIT_EXIT)
+			continue;
+		die("expected %s, got %s (status %d)", uiw_cm_event_str(t),
+		    uiw_cm_event_str(ev.type), ev.status);
+	}
+	if (out)
+		*out = ev;
+}
+
+struct listener {
+	struct uiw_cm_channel *ch;
+	struct uiw_cm_id *id;
+	uint16_t port;
+};
+
+static void listen_on(struct listener *l, struct uiw_device *dev,
+		      unsigned port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in sin;
+
+	l->ch = check_ptr(uiw_cm_channel_create(dev), "uiw_cm_channel_create");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
+	check(uiw_cm_listen(l->ch, (struct sockaddr *)&sin, sizeof(sin),
+			    MAX_QPS, &l->id), "uiw_cm_listen");
+	check(uiw_cm_local_addr(l->id, &ss), "uiw_cm_local_addr");
+	l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static void listen_close(struct listener *l)
+{
+	check(uiw_cm_destroy_id(l->id), "uiw_cm_destroy_id");
+	check(uiw_cm_channel_destroy(l->ch), "uiw_cm_channel_destroy");
+}
+
+static void connect_ends(struct end *c, struct end *s, struct listener *l,
+			 enum uiw_opt crc, enum uiw_opt markers)
+{
+	struct uiw_conn_param p;
+	struct sockaddr_in sin;
+	struct uiw_cm_event ev;
+
+	memset(&p, 0, sizeof(p));
+	p.crc = crc;
+	p.markers = markers;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(l->port);
+	c->ch = check_ptr(uiw_cm_channel_create(c->dev),
+			  "uiw_cm_channel_create");
+	check(uiw_cm_connect(c->ch, c->qp, (struct sockaddr *)&sin,
+			     sizeof(sin), &p, &c->id), "uiw_cm_connect");
+	wait_event(l->ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	s->id = ev.id;
+	check(uiw_cm_accept(s->id, s->qp, &p), "uiw_cm_accept");
+	wait_event(c->ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	wait_event(l->ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	check(uiw_qp_query(c->qp, &c->attr), "uiw_qp_query");
+	check(uiw_qp_query(s->qp, &s->attr), "uiw_qp_query");
+	if (c->attr.state != UIW_QPS_RTS || s->attr.state != UIW_QPS_RTS)
+		die("QPs not in RTS after ESTABLISHED");
+}
+
+static void disconnect_ends(struct end *c, struct listener *l)
+{
+	check(uiw_cm_disconnect(c->id), "uiw_cm_disconnect");
+	wait_event(c->ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	wait_event(l->ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+}
+
+/* ---- Work requests ------------------------------------------------------- */
+
+static struct uiw_wc wait_wc(struct end *e)
+{
+	struct pollfd pfd = { .fd = uiw_cq_fd(e->cq), .events = POLLIN };
+	struct uiw_wc wc;
+	int rc;
+
+	for (;;) {
+		rc = uiw_cq_poll(e->cq, 1, &wc);
+		check(rc, "uiw_cq_poll");
+		if (rc == 1)
+			return wc;
+		check(uiw_cq_req_notify(e->cq, 0), "uiw_cq_req_notify");
+		rc = uiw_cq_poll(e->cq, 1, &wc);
+		check(rc, "uiw_cq_poll");
+		if (rc == 1)
+			return wc;
+		rc = poll(&pfd, 1, TIMEOUT_MS);
+		if (rc == 0)
+			die("%s: no completion within %d ms", e->name,
+			    TIMEOUT_MS);
+		if (rc < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (rc > 0)
+			uiw_cq_ack_events(e->cq);
+	}
+}
+
+static struct uiw_wc expect(struct end *e, uint64_t id, int op)
+{
+	struct uiw_wc wc = wait_wc(e);
+
+	if (wc.wr_id != id || wc.status != UIW_WC_SUCCESS ||
+	    (int)wc.opcode != op)
+		die("%s: expected wr_id %" PRIu64 " opcode %d, got wr_id %"
+		    PRIu64 " opcode %d status %s", e->name, id, op, wc.wr_id,
+		    (int)wc.opcode, uiw_wc_status_str(wc.status));
+	return wc;
+}
+
+/* One send WR with at most one SGE (len 0: none). */
+static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+		 unsigned flags, size_t off, size_t len, const struct end *peer,
+		 size_t roff, uint64_t ca, uint64_t swap, uint64_t cam,
+		 uint64_t sm, uint64_t imm)
+{
+	struct uiw_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(e->buf + off),
+		.length = (uint32_t)len,
+		.lkey = e->mr->lkey,
+	};
+	struct uiw_send_wr wr;
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.sg_list = len || op == UIW_WR_RDMA_READ ? &sge : NULL;
+	wr.num_sge = len || op == UIW_WR_RDMA_READ ? 1 : 0;
+	wr.imm_data = imm;
+	if (peer) {
+		/* wr.rdma and wr.atomic start alike */
+		wr.wr.atomic.remote_addr =
+			(uint64_t)(uintptr_t)(peer->buf + roff);
+		wr.wr.atomic.rkey = peer->mr->rkey;
+	}
+	wr.wr.atomic.compare_add = ca;
+	wr.wr.atomic.swap = swap;
+	wr.wr.atomic.compare_add_mask = cam;
+	wr.wr.atomic.swap_mask = sm;
+	if (op != UIW_WR_ATOMIC_FETCH_ADD && op != UIW_WR_ATOMIC_CMP_SWP) {
+		/* wr.rdma overlaps the atomic operands: set it last */
+		uint64_t ra = wr.wr.atomic.remote_addr;
+		uint32_t rk = wr.wr.atomic.rkey;
+
+		memset(&wr.wr, 0, sizeof(wr.wr));
+		wr.wr.rdma.remote_addr = ra;
+		wr.wr.rdma.rkey = rk;
+	}
+	rc = uiw_post_send(e->qp, &wr, NULL);
+	check(rc, "uiw_post_send");
+}
+
+static void post_recv(struct end *e, uint64_t id, size_t off, size_t len)
+{
+	struct uiw_sge sge = {
+		.addr = (uint64_t)(uintptr_t)(e->buf + off),
+		.length = (uint32_t)len,
+		.lkey = e->mr->lkey,
+	};
+	struct uiw_recv_wr wr = {
+		.wr_id = id, .sg_list = len ? &sge : NULL, .num_sge = len ? 1 : 0,
+	};
+
+	check(uiw_post_recv(e->qp, &wr, NULL), "uiw_post_recv");
+}
+
+static uint64_t get64(const struct end *e, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, e->buf + off, 8);
+	return v;
+}
+
+static void put64(struct end *e, size_t off, uint64_t v)
+{
+	memcpy(e->buf + off, &v, 8);
+}
+
+/* ---- The wire session ---------------------------------------------------- */
+
+/* RFC 5040 §4.3 and RFC 7306 §4.1 opcodes */
+enum { OP_WRITE, OP_READ_REQ, OP_READ_RESP, OP_SEND, OP_SEND_INV,
+       OP_SEND_SE, OP_SEND_SE_INV, OP_TERMINATE, OP_IMM, OP_IMM_SE,
+       OP_ATOMIC_REQ, OP_ATOMIC_RESP, NOPS };
+
+static const char *const op_names[NOPS] = {
+	"write", "read_req", "read_resp", "send", "send_inv", "send_se",
+	"send_se_inv", "terminate", "imm", "imm_se", "atomic_req",
+	"atomic_resp",
+};
+
+static unsigned counts[NOPS];
+static unsigned multi;
+static uint64_t next_id = 1;
+
+/* An atomic from a on b's word at off, verified against want. */
+static void wire_atomic(struct end *a, struct end *b, enum uiw_wr_opcode op,
+			bool masked, size_t off, uint64_t orig, uint64_t ca,
+			uint64_t swap, uint64_t cam, uint64_t sm, uint64_t want)
+{
+	uint64_t id = next_id++;
+
+	put64(b, off, orig);
+	put64(a, 0, ~orig);
+	post(a, id, op, masked ? UIW_SEND_ATOMIC_MASKED : 0, 0, 8, b, off, ca,
+	     swap, cam, sm, 0);
+	expect(a, id, op == UIW_WR_ATOMIC_FETCH_ADD ? UIW_WC_FETCH_ADD
+						    : UIW_WC_CMP_SWP);
+	if (get64(a, 0) != orig || get64(b, off) != want)
+		die("atomic %" PRIu64 ": original 0x%" PRIx64 " (expected 0x%"
+		    PRIx64 "), word 0x%" PRIx64 " (expected 0x%" PRIx64 ")",
+		    id, get64(a, 0), orig, get64(b, off), want);
+	counts[OP_ATOMIC_REQ]++;
+	counts[OP_ATOMIC_RESP]++;
+}
+
+/* Immediate Data from a to b, alone (write false) or after a Write of
+ * wlen octets. */
+static void wire_imm(struct end *a, struct end *b, bool se, bool write,
+		     size_t wlen)
+{
+	uint64_t id = next_id++, imm = 0x1122334400000000ull + id;
+	struct uiw_wc wc;
+	size_t i;
+
+	if (!write)
+		wlen = 0;
+	for (i = 0; i < wlen; i++)
+		a->buf[4096 + i] = (uint8_t)(id + i * 7);
+	memset(b->buf + 65536, 0, wlen + 1);
+	post_recv(b, id, 0, 0);
+	post(a, id, write ? UIW_WR_RDMA_WRITE_WITH_IMM : UIW_WR_IMMEDIATE,
+	     se ? UIW_SEND_SOLICITED : 0, 4096, wlen, write ? b : NULL, 65536,
+	     0, 0, 0, 0, imm);
+	expect(a, id, write ? UIW_WC_RDMA_WRITE : UIW_WC_SEND);
+	wc = expect(b, id, UIW_WC_RECV_RDMA_WITH_IMM);
+	if (wc.imm_data != imm || !(wc.flags & UIW_WC_F_WITH_IMM) ||
+	    !!(wc.flags & UIW_WC_F_SOLICITED) != se)
+		die("Immediate Data %" PRIu64 ": imm 0x%" PRIx64 " flags %#x",
+		    id, wc.imm_data, wc.flags);
+	if (write) {
+		if (memcmp(b->buf + 65536, a->buf + 4096, wlen) ||
+		    b->buf[65536 + wlen])
+			die("Write with Immediate %" PRIu64 ": data differs",
+			    id);
+		counts[OP_WRITE]++;
+		/* RFC 5041 §5: segments of at most MULPDU octets with
+		 * the 14-octet tagged header */
+		if (wlen + 14 > a->attr.mulpdu)
+			multi++;
+	}
+	counts[se ? OP_IMM_SE : OP_IMM]++;
+}
+
+static void wire_read(struct end *a, struct end *b, size_t len)
+{
+	uint64_t id = next_id++;
+
+	memset(b->buf + 131072, (int)(id & 0xff), len);
+	memset(a->buf + 131072, 0, len);
+	post(a, id, UIW_WR_RDMA_READ, 0, 131072, len, b, 131072, 0, 0, 0, 0,
+	     0);
+	expect(a, id, UIW_WC_RDMA_READ);
+	if (memcmp(a->buf + 131072, b->buf + 131072, len))
+		die("Read %" PRIu64 ": data differs", id);
+	counts[OP_READ_REQ]++;
+	counts[OP_READ_RESP]++;
+}
+
+static void wire_send(struct end *a, struct end *b, size_t len)
+{
+	uint64_t id = next_id++;
+	struct uiw_wc wc;
+
+	post_recv(b, id, 8192, 4096);
+	post(a, id, UIW_WR_SEND, 0, 8192, len, NULL, 0, 0, 0, 0, 0, 0);
+	expect(a, id, UIW_WC_SEND);
+	wc = expect(b, id, UIW_WC_RECV);
+	if (wc.byte_len != len)
+		die("Send of %zu octets received as %u", len, wc.byte_len);
+	counts[OP_SEND]++;
+}
+
+static void wire_session(struct end *c, struct end *s)
+{
+	static const size_t wlens[] = { 0, 1, 100, 4096, 70000 };
+	size_t i;
+
+	/* client to server: FetchAdd and CmpSwap, plain and masked */
+	wire_atomic(c, s, UIW_WR_ATOMIC_FETCH_ADD, false, 0, 41, 1, 0, 0, 0,
+		    42);
+	wire_atomic(c, s, UIW_WR_ATOMIC_FETCH_ADD, false, 8, UINT64_MAX, 2, 0,
+		    0, 0, 1);
+	wire_atomic(c, s, UIW_WR_ATOMIC_FETCH_ADD, true, 16,
+		    0x00ff00ff00ff00ffull, 0x0001000100010001ull, 0,
+		    0x8080808080808080ull, 0, 0);
+	wire_atomic(c, s, UIW_WR_ATOMIC_CMP_SWP, false, 24, 5, 5, 6, 0, 0, 6);
+	wire_atomic(c, s, UIW_WR_ATOMIC_CMP_SWP, false, 24, 5, 4, 6, 0, 0, 5);
+	wire_atomic(c, s, UIW_WR_ATOMIC_CMP_SWP, true, 32,
+		    0xaaaa0000bbbb0000ull, 0xbbbb0000ull, 0x1234ull,
+		    0xffff0000ull, 0xffffull, 0xaaaa0000bbbb1234ull);
+	/* Immediate Data, alone and after Writes of several sizes */
+	wire_imm(c, s, false, false, 0);
+	wire_imm(c, s, true, false, 0);
+	for (i = 0; i < sizeof(wlens) / sizeof(wlens[0]); i++)
+		wire_imm(c, s, i & 1, true, wlens[i]);
+	/* Reads and Sends among them */
+	wire_read(c, s, 0);
+	wire_atomic(c, s, UIW_WR_ATOMIC_FETCH_ADD, false, 40, 1, 1, 0, 0, 0,
+		    2);
+	wire_read(c, s, 64);
+	wire_send(c, s, 10);
+	/* server to client */
+	wire_atomic(s, c, UIW_WR_ATOMIC_CMP_SWP, false, 0, 0, 0, 99, 0, 0, 99);
+	wire_atomic(s, c, UIW_WR_ATOMIC_FETCH_ADD, false, 8, 100, 23, 0, 0, 0,
+		    123);
+	wire_imm(s, c, true, true, 300);
+	wire_send(s, c, 3);
+}
+
+static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
+		     unsigned port)
+{
+	struct uiw_device *sdev, *cdev;
+	struct uiw_pd *spd, *cpd;
+	struct listener l;
+	struct end c, s;
+	char line[64];
+	int i;
+
+	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
+	cdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
+	spd = check_ptr(uiw_pd_alloc(sdev), "uiw_pd_alloc");
+	cpd = check_ptr(uiw_pd_alloc(cdev), "uiw_pd_alloc");
+	listen_on(&l, sdev, port);
+	printf("port %u\n", l.port);
+	fflush(stdout);
+	if (wait_stdin && !fgets(line, sizeof(line), stdin))
+		die("stdin closed before the go-ahead");
+
+	end_init(&s, "server", sdev, spd, 16);
+	end_init(&c, "client", cdev, cpd, 16);
+	connect_ends(&c, &s, &l, crc, markers);
+	wire_session(&c, &s);
+	disconnect_ends(&c, &l);
+	end_free(&c);
+	end_free(&s);
+
+	/* A second connection: a misaligned CmpSwap gets the Terminate
+	 * "catastrophic error, localized to RDMAP stream" (RFC 7306
+	 * §8.2), and the word stays as it was. */
+	{
+		struct uiw_wc wc;
+
+		end_init(&s, "server", sdev, spd, 16);
+		end_init(&c, "client", cdev, cpd, 16);
+		connect_ends(&c, &s, &l, crc, markers);
+		put64(&s, 0, 7);
+		post(&c, 1, UIW_WR_ATOMIC_CMP_SWP, 0, 0, 8, &s, 4, 0, 1, 0, 0,
+		     0);
+		counts[OP_ATOMIC_REQ]++;
+		counts[OP_TERMINATE]++;
+		wc = wait_wc(&c);
+		if (wc.status != UIW_WC_REM_OP_ERR ||
+		    wc.term.origin != UIW_TERM_REMOTE ||
+		    wc.term.layer != 0 || wc.term.etype != 2 ||
+		    wc.term.ecode != 0x07)
+			die("misaligned atomic: %s, cause %u/%u/%#x",
+			    uiw_wc_status_str(wc.status), wc.term.layer,
+			    wc.term.etype, wc.term.ecode);
+		if (get64(&s, 0) != 7)
+			die("misaligned atomic changed memory");
+		wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		wait_event(l.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		end_free(&c);
+		end_free(&s);
+	}
+	listen_close(&l);
+	check(uiw_pd_free(spd), "uiw_pd_free");
+	check(uiw_pd_free(cpd), "uiw_pd_free");
+	check(uiw_device_close(cdev), "uiw_device_close");
+	check(uiw_device_close(sdev), "uiw_device_close");
+	printf("messages");
+	for (i = 0; i < NOPS; i++)
+		printf(" %s=%u", op_names[i], counts[i]);
+	printf("\nmulti %u\nok\n", multi);
+	return 0;
+}
+
+/* ---- The benchmark ------------------------------------------------------- */
+
+struct worker {
+	struct end *e;
+	struct end *peer;
+	enum uiw_wr_opcode op;      /* FetchAdd or a zero-byte Read */
+	int depth;
+	double secs;
+	pthread_barrier_t *start;
+	uint64_t done;
+	double elapsed;
+};
+
+/* Up to max completions; blocks on the CQ's fd until there is one
+ * (busy-polling threads would take the CPUs from the progress threads
+ * that move the data). */
+static int get_wcs(struct end *e, struct uiw_wc *wc, int max)
+{
+	struct pollfd pfd = { .fd = uiw_cq_fd(e->cq), .events = POLLIN };
+	int n;
+
+	for (;;) {
+		n = uiw_cq_poll(e->cq, max, wc);
+		check(n, "uiw_cq_poll");
+		if (n > 0)
+			return n;
+		check(uiw_cq_req_notify(e->cq, 0), "uiw_cq_req_notify");
+		n = uiw_cq_poll(e->cq, max, wc);
+		check(n, "uiw_cq_poll");
+		if (n > 0)
+			return n;
+		n = poll(&pfd, 1, TIMEOUT_MS);
+		if (n == 0)
+			die("%s: no completion within %d ms", e->name,
+			    TIMEOUT_MS);
+		if (n > 0)
+			uiw_cq_ack_events(e->cq);
+	}
+}
+
+/* Keeps depth operations outstanding for secs. */
+static void *run_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct uiw_wc wc[32];
+	uint64_t posted = 0;
+	double t0, end;
+	int i, n;
+
+	pthread_barrier_wait(w->start);
+	t0 = now_s();
+	end = t0 + w->secs;
+	for (;;) {
+		bool more = now_s() < end;
+
+		while (more && posted - w->done < (uint64_t)w->depth) {
+			post(w->e, posted, w->op, 0, 8 * (posted % 64),
+			     w->op == UIW_WR_RDMA_READ ? 0 : 8, w->peer, 0,
+			     1, 0, 0, 0, 0);
+			posted++;
+		}
+		if (!more && posted == w->done)
+			break;
+		n = get_wcs(w->e, wc, 32);
+		for (i = 0; i < n; i++)
+			if (wc[i].status != UIW_WC_SUCCESS)
+				die("%s: %s", w->e->name,
+				    uiw_wc_status_str(wc[i].status));
+		w->done += (uint64_t)n;
+	}
+	w->elapsed = now_s() - t0;
+	return NULL;
+}
+
+struct bench {
+	struct uiw_device *sdev, *cdev;
+	struct uiw_pd *spd, *cpd;
+	struct listener l;
+	struct end c[MAX_QPS], s[MAX_QPS];
+	int nqp;
+	enum uiw_opt crc;
+	int depth;
+	double secs;
+};
+
+/* Operations per second of nqp QPs, each on its own thread. */
+static double measure(struct bench *b, int nqp, enum uiw_wr_opcode op,
+		      uint64_t *total)
+{
+	struct worker w[MAX_QPS];
+	pthread_t th[MAX_QPS];
+	pthread_barrier_t start;
+	double ops = 0;
+	int i;
+
+	pthread_barrier_init(&start, NULL, (unsigned)nqp);
+	for (i = 0; i < nqp; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].e = &b->c[i];
+		/* every QP on the one word of the first server end */
+		w[i].peer = &b->s[0];
+		w[i].op = op;
+		w[i].depth = b->depth < (int)b->c[i].attr.ord ||
+			     b->c[i].attr.ord == 0 ? b->depth
+						   : (int)b->c[i].attr.ord;
+		w[i].secs = b->secs;
+		w[i].start = &start;
+		if (pthread_create(&th[i], NULL, run_worker, &w[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < nqp; i++) {
+		pthread_join(th[i], NULL);
+		ops += (double)w[i].done / w[i].elapsed;
+		*total += w[i].done;
+	}
+	pthread_barrier_destroy(&start);
+	return ops;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Round-trip time of one operation at a time. */
+static void latency(struct end *c, struct end *s, int iters, double *fa,
+		    double *rd)
+{
+	struct uiw_wc wc;
+	int i;
+
+	for (i = 0; i < 2 * iters; i++) {
+		enum uiw_wr_opcode op = i & 1 ? UIW_WR_RDMA_READ
+					      : UIW_WR_ATOMIC_FETCH_ADD;
+		double t0 = now_s();
+
+		post(c, (uint64_t)i, op, 0, 0,
+		     op == UIW_WR_RDMA_READ ? 0 : 8, s, 0, 1, 0, 0, 0, 0);
+		get_wcs(c, &wc, 1);
+		if (wc.status != UIW_WC_SUCCESS || wc.wr_id != (uint64_t)i)
+			die("latency: %s", uiw_wc_status_str(wc.status));
+		(i & 1 ? rd : fa)[i / 2] = (now_s() - t0) * 1e6;
+	}
+}
+
+static void bench_connect(struct bench *b, int nqp)
+{
+	char name[32];
+	int i;
+
+	for (i = b->nqp; i < nqp; i++) {
+		snprintf(name, sizeof(name), "client %d", i);
+		end_init(&b->s[i], "server", b->sdev, b->spd, b->depth);
+		end_init(&b->c[i], strdup(name), b->cdev, b->cpd, b->depth);
+		connect_ends(&b->c[i], &b->s[i], &b->l, b->crc, UIW_OPT_OFF);
+		b->nqp = i + 1;
+	}
+}
+
+static void row(const char *test, int nqp, int depth, double ops,
+		double base)
+{
+	printf("| %s | %d | %d | %.0f | %.2f |\n", test, nqp, depth, ops,
+	       ops / base);
+}
+
+static int bench_main(enum uiw_opt crc, double secs, int depth,
+		      const int *qps, int nq, int iters)
+{
+	struct bench *b = calloc(1, sizeof(*b));
+	uint64_t fadds = 0, reads = 0;
+	double *fa, *rd, fsum = 0, rsum = 0;
+	int i;
+
+	if (!b)
+		die("out of memory");
+	b->crc = crc;
+	b->secs = secs;
+	b->depth = depth;
+	b->sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
+	b->cdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
+	b->spd = check_ptr(uiw_pd_alloc(b->sdev), "uiw_pd_alloc");
+	b->cpd = check_ptr(uiw_pd_alloc(b->cdev), "uiw_pd_alloc");
+	listen_on(&b->l, b->sdev, 0);
+	bench_connect(b, 1);
+
+	printf("uiwarp-atomicbench: 127.0.0.1, %.1f s per test, depth %d "
+	       "per QP (at most ORD %u), CRC %s, one responder word\n\n",
+	       secs, depth, b->c[0].attr.ord, crc == UIW_OPT_OFF ? "off"
+								: "on");
+	printf("| test | QPs | depth | ops/s | vs 0-byte Read |\n");
+	printf("|------|----:|------:|------:|---------------:|\n");
+	for (i = 0; i < nq; i++) {
+		double r, f;
+
+		if (qps[i] > MAX_QPS)
+			die("at most %d QPs", MAX_QPS);
+		bench_connect(b, qps[i]);
+		r = measure(b, qps[i], UIW_WR_RDMA_READ, &reads);
+		f = measure(b, qps[i], UIW_WR_ATOMIC_FETCH_ADD, &fadds);
+		row("read_0", qps[i], depth, r, r);
+		row("fetch_add", qps[i], depth, f, r);
+		fflush(stdout);
+	}
+	if (get64(&b->s[0], 0) != fadds)
+		die("the word holds %" PRIu64 " after %" PRIu64 " FetchAdds "
+		    "of 1", get64(&b->s[0], 0), fadds);
+
+	fa = calloc((size_t)iters, sizeof(double));
+	rd = calloc((size_t)iters, sizeof(double));
+	if (!fa || !rd)
+		die("out of memory");
+	put64(&b->s[0], 0, 0);
+	latency(&b->c[0], &b->s[0], iters, fa, rd);
+	for (i = 0; i < iters; i++) {
+		fsum += fa[i];
+		rsum += rd[i];
+	}
+	qsort(fa, (size_t)iters, sizeof(double), cmp_dbl);
+	qsort(rd, (size_t)iters, sizeof(double), cmp_dbl);
+	printf("\nLatency of one operation at a time on one QP, %d of each, "
+	       "alternating (microseconds):\n\n", iters);
+	printf("| operation | median | mean | p99 | min |\n");
+	printf("|-----------|-------:|-----:|----:|----:|\n");
+	printf("| fetch_add | %.1f | %.1f | %.1f | %.1f |\n",
+	       fa[iters / 2], fsum / iters, fa[iters * 99 / 100], fa[0]);
+	printf("| read_0 | %.1f | %.1f | %.1f | %.1f |\n",
+	       rd[iters / 2], rsum / iters, rd[iters * 99 / 100], rd[0]);
+	printf("\nchecked: the word ended at %" PRIu64 ", the number of "
+	       "FetchAdds of 1 completed in the throughput runs\n", fadds);
+	free(fa);
+	free(rd);
+
+	for (i = 0; i < b->nqp; i++) {
+		disconnect_ends(&b->c[i], &b->l);
+		free((char *)b->c[i].name);
+		end_free(&b->c[i]);
+		end_free(&b->s[i]);
+	}
+	listen_close(&b->l);
+	check(uiw_pd_free(b->spd), "uiw_pd_free");
+	check(uiw_pd_free(b->cpd), "uiw_pd_free");
+	check(uiw_device_close(b->cdev), "uiw_device_close");
+	check(uiw_device_close(b->sdev), "uiw_device_close");
+	free(b);
+	return 0;
+}
+
+/* ---- Options ------------------------------------------------------------- */
+
+static void usage(void) __attribute__((noreturn));
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: uiwarp-atomicbench [-t secs] [-q n,n..] [-d depth] "
+		"[-n iters] [-c on|off]\n"
+		"       uiwarp-atomicbench -W [-w] [-p port] [-c on|off] "
+		"[-m on|off]\n"
+		"  -t  seconds per throughput measurement (default 2)\n"
+		"  -q  QP counts (default 1,8)\n"
+		"  -d  operations outstanding per QP (default 16, at most "
+		"ORD)\n"
+		"  -n  latency samples of each operation (default 20000)\n"
+		"  -c  MPA CRC (default on)\n"
+		"  -W  the wire test session instead (see the source)\n"
+		"  -w  with -W: after printing the port, wait for a line on "
+		"stdin\n"
+		"  -p  with -W: listen on this port (default: any)\n"
+		"  -m  with -W: markers in both directions (default off)\n");
+	exit(2);
+}
+
+static enum uiw_opt onoff(const char *s)
+{
+	if (!strcmp(s, "on"))
+		return UIW_OPT_ON;
+	if (!strcmp(s, "off"))
+		return UIW_OPT_OFF;
+	usage();
+}
+
+int main(int argc, char **argv)
+{
+	enum uiw_opt crc = UIW_OPT_ON, markers = UIW_OPT_OFF;
+	int wire = 0, wait_stdin = 0, depth = 16, iters = 20000, opt, nq = 0;
+	int qps[16] = { 1, 8 };
+	unsigned port = 0;
+	double secs = 2;
+	char *tok, *save;
+
+	while ((opt = getopt(argc, argv, "t:q:d:n:c:m:p:Wwh")) != -1) {
+		switch (opt) {
+		case 't':
+			secs = strtod(optarg, NULL);
+			if (!(secs > 0))
+				usage();
+			break;
+		case 'q':
+			for (tok = strtok_r(optarg, ",", &save); tok && nq < 16;
+			     tok = strtok_r(NULL, ",", &save)) {
+				qps[nq] = atoi(tok);
+				if (qps[nq] < 1)
+					usage();
+				nq++;
+			}
+			break;
+		case 'd':
+			depth = atoi(optarg);
+			if (depth < 1 || depth > 128)
+				usage();
+			break;
+		case 'n':
+			iters = atoi(optarg);
+			if (iters < 1)
+				usage();
+			break;
+		case 'c':
+			crc = onoff(optarg);
+			break;
+		case 'm':
+			markers = onoff(optarg);
+			break;
+		case 'p':
+			port = (unsigned)strtoul(optarg, NULL, 10);
+			if (port > 65535)
+				usage();
+			break;
+		case 'W':
+			wire = 1;
+			break;
+		case 'w':
+			wait_stdin = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (wire)
+		return wire_main(crc, markers, wait_stdin, port);
+	return bench_main(crc, secs, depth, qps, nq ? nq : 2, iters);
+}
