@@ -19,6 +19,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory check-asan
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
@@ -36,3 +37,29 @@ FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Sanitizer builds, each in its own directory.  check-asan (part of `make
+# check`): unit, loopback and conformance tests under ASan+UBSan.  tsan (not
+# part of check): the loopback tests under ThreadSanitizer.
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+.PHONY: check-asan tsan
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DUIW_SANITIZE=address,undefined $(CMAKE_FLAGS)
+
+check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance'
+
+$(TSAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(TSAN_BUILD) -DUIW_SANITIZE=thread $(CMAKE_FLAGS)
+
+tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && \
+	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" \
+	ctest --output-on-failure -j $(JOBS) -L loopback
