@@ -216,7 +216,10 @@ static void test_atomic_misaligned(void **state)
 static void test_atomic_beyond_ird(void **state)
 {
 	struct cf_env *e = *state;
-	const size_t big = 8u << 20;
+	/* Far more than uiwarp's send buffer (SO_SNDBUF 4 MiB, which the
+	 * kernel doubles) and the raw peer's tiny receive window hold, so
+	 * the Response cannot finish while the peer does not read. */
+	const size_t big = 32u << 20;
 	uint8_t hdr[UIW_DDP_MAX_HDR_LEN];
 	struct uiw_read_req rr = { .sink_stag = 0x77, .sink_to = 0,
 				   .size = (uint32_t)big };

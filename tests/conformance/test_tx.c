@@ -277,17 +277,24 @@ static void test_tx_read_resp_order(void **state)
 	assert_int_equal(cf_qp_state(e, NULL), UIW_QPS_RTS);
 }
 
-/* The most a TCP send buffer may hold here (net.ipv4.tcp_wmem's
- * maximum; 4 MiB when it cannot be read). */
+/* The most a TCP send buffer may hold here: net.ipv4.tcp_wmem's maximum
+ * (autotuning), or twice net.core.wmem_max (an explicit SO_SNDBUF, which
+ * the kernel doubles); at least 8 MiB. */
 static size_t tcp_wmem_max(void)
 {
 	unsigned long a, b, c;
 	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
-	size_t v = 4u << 20;
+	size_t v = 8u << 20;
 
 	if (f) {
 		if (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3 && c > v)
 			v = c;
+		fclose(f);
+	}
+	f = fopen("/proc/sys/net/core/wmem_max", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &c) == 1 && 2 * c > v)
+			v = 2 * c;
 		fclose(f);
 	}
 	return v;
