@@ -81,7 +81,6 @@ struct opts {
 	int persistent;
 	int fixed_ird_ord;		/* -q */
 	int quiet;
-	int start_delay_ms;		/* --start-delay */
 	bool ird_set, ord_set;
 	struct uiw_conn_param cp;
 };
@@ -934,31 +933,6 @@ static int client_pings(struct conn *c, long *done)
 	return 0;
 }
 
-/*
- * --start-delay: wait before the first Send.  RFC 5044 §7.1.2 rule 3
- * lets an initiator send FPDUs as soon as the Reply is in (the responder
- * decodes them from its Reply on, §7.1.3), but siw in Linux 6.1 sends its
- * Reply before it reads FPDUs and now and then misses one that comes at
- * once; the RTR of RFC 6581 peer-to-peer mode exists for this.  Events
- * are handled meanwhile.
- */
-static int start_delay(struct conn *c, int ms)
-{
-	double end = now() + ms / 1000.0;
-	int left;
-
-	dbg(c->p, "waiting %d ms before the first Send", ms);
-	while ((left = (int)((end - now()) * 1000)) > 0) {
-		if (c->peer_gone)
-			return conn_lost(c, "waiting to start");
-		if (c->p->stop)
-			return 0;
-		if (conn_progress(c, left) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 static int run_client(struct ping *p)
 {
 	struct sockaddr_storage ss;
@@ -982,8 +956,6 @@ static int run_client(struct ping *p)
 		return -1;
 	}
 	rc = wait_established(c);
-	if (!rc && p->o.start_delay_ms)
-		rc = start_delay(c, p->o.start_delay_ms);
 	if (!rc) {
 		print_connected(c);
 		t0 = now();
@@ -1249,10 +1221,6 @@ static void usage(FILE *f)
 "  --rtr=TYPES         RTR types offered (client) or accepted (server): a\n"
 "                      comma list of send, write, read (default all)\n"
 "  --quiet             no summary lines\n"
-"  --start-delay=MS    client: wait MS ms once connected before the first Send\n"
-"                      (a responder that reads FPDUs only some time after its\n"
-"                      MPA Reply, as siw in Linux 6.1 does, may otherwise miss\n"
-"                      it; --p2p is the protocol's answer to that)\n"
 "  -h, --help          this help\n",
 		PING_MIN_SIZE, PING_MAX_SIZE, PING_DEFAULT_SIZE);
 }
@@ -1281,8 +1249,7 @@ static int parse_onoff(const char *s, enum uiw_opt *out)
 	return 0;
 }
 
-enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR,
-       OPT_START_DELAY };
+enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR };
 
 /* "write,read" -> UIW_RTR_* mask; -1 when invalid. */
 static int parse_rtr(const char *s)
@@ -1321,7 +1288,6 @@ static int parse_args(struct ping *p, int argc, char **argv)
 		{ "p2p", no_argument, NULL, OPT_P2P },
 		{ "rtr", required_argument, NULL, OPT_RTR },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
-		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1436,14 +1402,6 @@ static int parse_args(struct ping *p, int argc, char **argv)
 		}
 		case OPT_QUIET:
 			o->quiet = 1;
-			break;
-		case OPT_START_DELAY:
-			if (parse_long(optarg, 0, 60000, &v)) {
-				fprintf(stderr, "uiwarp-ping: invalid delay %s (0 to 60000 ms)\n",
-					optarg);
-				return -1;
-			}
-			o->start_delay_ms = (int)v;
 			break;
 		case 'h':
 			usage(stdout);

@@ -4,6 +4,7 @@
 #
 #   peer_setup                         builds both ends, copies siw_peer in
 #   data_to_siw NAME SIZES OPTS...     uiw_peer -c OPTS -> siw_peer -s
+#                                      (through siw_proxy ${HOST_PORTS[0]})
 #   data_from_siw NAME SIZES OPTS...   siw_peer -c -> uiw_peer -s OPTS
 #   error_from_siw NAME EXPECT DMESG OPTS...
 #                                      siw_peer -c -> uiw_peer -s OPTS that
@@ -73,7 +74,7 @@ data_to_siw() {
 		show "$out.start" "$out.listen"
 		return
 	fi
-	timeout -s KILL 120 "$UIW_PEER" -c 127.0.0.1 -p "$port" -n "$sizes" "$@" \
+	timeout -s KILL 120 "$UIW_PEER" -c 127.0.0.1 -p "$PROXY_PORT" -n "$sizes" "$@" \
 		> "$out.host" 2>&1
 	hst=$?
 	job_wait "$JOB" 60 "$out.guest"

@@ -46,13 +46,14 @@ source "$src/tests/interop/siw_lib.sh"
 source "$src/tests/interop/siw_peer_lib.sh"
 
 siw_boot test_siw_data 2 1
+siw_proxy "${HOST_PORTS[0]}"
 peer_setup
 
 SIZES=1,27,1448,4096,65537,1048576
 
 # Host initiator, guest responder.
 data_to_siw rtr-read-nocrc "$SIZES" --p2p=read --crc=off
-data_to_siw rev1-crc 1,4096,1048576 --mpa-rev=1 --crc=on --start-delay=100
+data_to_siw rev1-crc 1,4096,1048576 --mpa-rev=1 --crc=on
 # Guest initiator (siw's defaults: revision 2, no CRC asked), host
 # responder with CRC on.
 data_from_siw siw-initiator-crc "$SIZES" --crc=on

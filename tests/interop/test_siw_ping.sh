@@ -17,10 +17,10 @@
 # siw as initiator never uses peer-to-peer mode (a compile-time constant
 # of siw) and always asks for revision 2 without CRC, so the guest -> host
 # direction covers what siw can do: revision 2, CRC on or off as the
-# uiwarp responder chooses.  Without peer-to-peer mode the uiwarp client
-# waits 100 ms before its first Send (--start-delay): siw 6.1 sends its
-# MPA Reply before it reads FPDUs, and about one connection in seven here
-# loses an FPDU that comes at once (SIW-FACTS.md).
+# uiwarp responder chooses.  Host -> guest connections go through the
+# repo's fault proxy, which holds the octets towards siw 100 ms: siw 6.1
+# sends its MPA Reply before it reads FPDUs and loses a first FPDU (or
+# RTR) that comes at once (siw_proxy in siw_lib.sh).
 #
 # usage: test_siw_ping.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -38,6 +38,7 @@ source "$src/tests/interop/siw_lib.sh"
 [ -x "$ping" ] || siw_die "$ping is not built"
 siw_boot test_siw_ping 1 2
 P=${HOST_PORTS[0]}
+siw_proxy "$P"
 Q=${GUEST_PORTS[0]}
 Q2=${GUEST_PORTS[1]}
 
@@ -58,7 +59,7 @@ to_siw() {
 		show "$out.start" "$out.listen"
 		return
 	fi
-	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$P" -V -d "$@" \
+	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$PROXY_PORT" -V -d "$@" \
 		> "$out.client" 2>&1
 	st=$?
 	job_wait "$JOB" 30 "$out.server"
@@ -76,14 +77,13 @@ to_siw() {
 	siw_check_guest "$name"
 }
 
-D=--start-delay=100
-to_siw rev2-crc-64 "-S 64 -C 5" "MPA revision 2, CRC on, markers sent off, received off, .*peer-to-peer off" -S 64 -C 5 $D
-to_siw rev2-nocrc-4096 "-S 4096 -C 3" "MPA revision 2, CRC off, .*peer-to-peer off" -S 4096 -C 3 --crc=off $D
-to_siw rev2-crc-65535 "-S 65535 -C 2" "MPA revision 2, CRC on, .*peer-to-peer off" -S 65535 -C 2 $D
+to_siw rev2-crc-64 "-S 64 -C 5" "MPA revision 2, CRC on, markers sent off, received off, .*peer-to-peer off" -S 64 -C 5
+to_siw rev2-nocrc-4096 "-S 4096 -C 3" "MPA revision 2, CRC off, .*peer-to-peer off" -S 4096 -C 3 --crc=off
+to_siw rev2-crc-65535 "-S 65535 -C 2" "MPA revision 2, CRC on, .*peer-to-peer off" -S 65535 -C 2
 # Revision 1 carries no IRD/ORD: rping -s needs -q (SIW-FACTS.md).
-to_siw rev1-nocrc-64 "-q -S 64 -C 3" "MPA revision 1, CRC off, .*peer-to-peer off" -S 64 -C 3 --mpa-rev=1 --crc=off $D
-to_siw rev1-crc-65535 "-q -S 65535 -C 2" "MPA revision 1, CRC on, .*peer-to-peer off" -S 65535 -C 2 --mpa-rev=1 --crc=on $D
-# Peer-to-peer: the RTR is the first FPDU, no delay needed.
+to_siw rev1-nocrc-64 "-q -S 64 -C 3" "MPA revision 1, CRC off, .*peer-to-peer off" -S 64 -C 3 --mpa-rev=1 --crc=off
+to_siw rev1-crc-65535 "-q -S 65535 -C 2" "MPA revision 1, CRC on, .*peer-to-peer off" -S 65535 -C 2 --mpa-rev=1 --crc=on
+# Peer-to-peer: the RTR is the first FPDU, siw's choice of RTR is checked.
 to_siw p2p-write-crc-4096 "-S 4096 -C 3" "MPA revision 2, CRC on, .*peer-to-peer on, RTR write" -S 4096 -C 3 --p2p --rtr=write
 to_siw p2p-read-nocrc-65535 "-S 65535 -C 2" "MPA revision 2, CRC off, .*peer-to-peer on, RTR read" -S 65535 -C 2 --p2p --rtr=read --crc=off
 to_siw p2p-read-crc-1000 "-S 1000 -C 4" "MPA revision 2, CRC on, .*peer-to-peer on, RTR read" -S 1000 -C 4 --p2p --rtr=read --crc=on
@@ -96,7 +96,7 @@ name=markers-rejected
 out=$SIW_TMP/$name
 if job_start rping -s -a "$GUEST_ADDR" -p "$P" -v -C 1 > "$out.start" 2>&1 &&
    guest_wait_listen "$P" -t 30 > "$out.listen" 2>&1; then
-	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$P" -C 1 --markers=on \
+	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$PROXY_PORT" -C 1 --markers=on \
 		> "$out.client" 2>&1
 	st=$?
 	if [ "$st" -eq 1 ] && grep -q "rejected" "$out.client"; then

@@ -6,8 +6,7 @@
  *   uiw_peer -c ADDR -p PORT [options] [MODE]   connect to ADDR:PORT
  *
  * Connection options: --mpa-rev=1|2, --crc=on|off, --p2p=send|write|read
- * (initiator: peer-to-peer mode with that RTR), --start-delay=MS
- * (initiator without --p2p: wait before the first FPDU, see uiwarp-ping).
+ * (initiator: peer-to-peer mode with that RTR).
  *
  * Modes (after the HELLO exchange):
  *   data         (default) the data script, message sizes from -n
@@ -175,8 +174,7 @@ static void cm_event(struct up *u, const struct uiw_cm_event *ev)
 }
 
 /* Handles what is ready or waits for it until deadline.  Returns 0, or
- * when the deadline has passed -1 (1 when what is NULL), or -1 on an
- * error. */
+ * -1 on an error or when the deadline has passed. */
 static int progress(struct up *u, double deadline, const char *what)
 {
 	struct pollfd pfd[2];
@@ -208,8 +206,6 @@ static int progress(struct up *u, double deadline, const char *what)
 	}
 	ms = (int)((deadline - now()) * 1000);
 	if (ms <= 0) {
-		if (!what)
-			return 1;
 		fprintf(stderr, "uiw_peer: timed out %s\n", what);
 		return -1;
 	}
@@ -495,23 +491,6 @@ static int connect_or_accept(struct up *u, int server, const char *addr,
 	return 0;
 }
 
-/* --start-delay: see uiwarp-ping's option of that name. */
-static int start_delay(struct up *u, int ms)
-{
-	double end = now() + ms / 1000.0;
-
-	int rc = 0;
-
-	while (!rc) {
-		if (u->gone || u->failed) {
-			fprintf(stderr, "uiw_peer: the connection failed\n");
-			return -1;
-		}
-		rc = progress(u, end, NULL);
-	}
-	return rc < 0 ? -1 : 0;
-}
-
 /* Posts the operation a peer without RFC 7306 (or a sink without room)
  * must refuse. */
 static int probe(struct up *u, enum mode mode, const struct peer_ctl *r)
@@ -627,7 +606,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: uiw_peer -s|-c ADDR -p PORT [-n SIZES] [-t SECONDS] [--mpa-rev=1|2]\n"
-		"                [--crc=on|off] [--p2p=send|write|read] [--start-delay=MS]\n"
+		"                [--crc=on|off] [--p2p=send|write|read]\n"
 		"                [--mode=data|overrun|fetch-add|cmp-swap|immediate|write-imm|victim]\n"
 		"                [--expect=remote|local[:LAYER/ETYPE/ECODE]]\n");
 }
@@ -638,7 +617,6 @@ int main(int argc, char **argv)
 		{ "mpa-rev", required_argument, NULL, 'R' },
 		{ "crc", required_argument, NULL, 'C' },
 		{ "p2p", required_argument, NULL, 'P' },
-		{ "start-delay", required_argument, NULL, 'D' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "expect", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
@@ -653,7 +631,7 @@ int main(int argc, char **argv)
 	struct uiw_conn_param cp = { .ird = 1, .ord = 1 };
 	uint32_t sizes[PEER_MAX_SIZES];
 	const char *addr = NULL, *port = NULL;
-	int server = -1, nsizes = 0, delay = 0, op, rc, i;
+	int server = -1, nsizes = 0, op, rc, i;
 	int exp_origin = -1, exp_l = -1, exp_t = 0, exp_c = 0;
 	enum mode mode = MODE_DATA;
 	char who[8];
@@ -691,9 +669,6 @@ int main(int argc, char **argv)
 				 !strcmp(optarg, "read") ? UIW_RTR_READ :
 				 UIW_RTR_WRITE;
 			break;
-		case 'D':
-			delay = atoi(optarg);
-			break;
 		case 'M':
 			for (i = 0; i <= MODE_VICTIM; i++)
 				if (!strcmp(optarg, mode_names[i]))
@@ -728,8 +703,6 @@ int main(int argc, char **argv)
 	}
 	if (resources(&u) ||
 	    connect_or_accept(&u, server, addr, port, &cp))
-		return 1;
-	if (!server && delay && start_delay(&u, delay))
 		return 1;
 	e.tx = u.tx;
 	e.sink = u.sink;
