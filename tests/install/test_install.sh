@@ -125,8 +125,10 @@ else
 	cat "$tmp/cc.err"
 	die "hello.c does not build against the shared library"
 fi
-if LD_LIBRARY_PATH=$lib ldd "$tmp/hello-shared" |
-	grep -q "libuiwarp.so.0 => $lib/libuiwarp.so.0"; then
+# ldd's whole output first: with pipefail, grep -q closing the pipe early
+# would fail the pipeline by SIGPIPE.
+deps=$(LD_LIBRARY_PATH=$lib ldd "$tmp/hello-shared")
+if grep -q "libuiwarp.so.0 => $lib/libuiwarp.so.0" <<<"$deps"; then
 	ok "hello (shared) loads the installed libuiwarp.so.0"
 else
 	bad "hello (shared) does not load $lib/libuiwarp.so.0"
