@@ -391,6 +391,10 @@ static void cm_nego(const struct uiw_cm_id *id, struct uiw_tcp_params *p)
 	p->hold_tx = id->kind == CM_PASSIVE;
 	p->ird = id->nego.ird;
 	p->ord = id->nego.ord;
+	/* RFC 6581 §9: only an initiator of an enhanced connection sends
+	 * the setup Terminates (insufficient IRD, no matching RTR). */
+	p->setup_term = id->kind == CM_PASSIVE && id->peer_rev >= 2 &&
+			(id->peer_flags & UIW_MPA_F_ENH);
 	if (id->nego.p2p) {
 		if (id->kind == CM_PASSIVE)
 			p->rtr_recv = id->nego.rtr;

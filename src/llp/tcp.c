@@ -593,6 +593,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		.ord = p->ord,
 		.rtr_send = p->rtr_send,
 		.rtr_recv = p->rtr_recv,
+		.setup_term = p->setup_term,
 	};
 	struct uiw_tcp *t;
 	int one = 1, emss = 0, ret;

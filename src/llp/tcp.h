@@ -25,6 +25,7 @@ struct uiw_tcp_params {
 	uint32_t ird, ord;
 	uint8_t rtr_send;  /* RFC 6581 initiator: its RTR (UIW_RTR_*), or 0 */
 	uint8_t rtr_recv;  /* RFC 6581 responder: RTR types accepted, or 0 */
+	bool setup_term;   /* RFC 6581 responder of an enhanced connection */
 };
 
 /* Called once on the progress thread after the QP was detached: the

@@ -36,6 +36,9 @@ struct uiw_llp_params {
 				 FPDU (one type), 0: none */
 	uint8_t rtr_recv;     /* responder (with hold_tx): the RTR types its
 				 first FPDU may be, 0: no RTR expected */
+	bool setup_term;      /* responder of an RFC 6581 enhanced connection:
+				 the initiator may end the setup with a
+				 Terminate 2/0/6 or 2/0/7 (§9.1, §9.2) */
 };
 
 /* Callbacks from the engine to the LLP that carries the QP. */

@@ -943,7 +943,11 @@ static void remote_terminate(struct uiw_qp *qp, struct uiw_qp_act *act)
 	struct uiw_term t;
 	uint32_t got = r->q2_got < UIW_TERM_MAX_LEN ? r->q2_got
 						     : UIW_TERM_MAX_LEN;
-	uiw_err_t de = uiw_term_decode(r->term, got, &t);
+	/* RFC 6581 §9: the setup Terminates come from the initiator of an
+	 * enhanced connection, as its first message. */
+	bool setup = qp->lp.setup_term && r->msn[0] == 1 && r->msn[1] == 1;
+	uiw_err_t de = uiw_term_decode_ex(r->term, got,
+					   setup ? 0 : UIW_TERM_NO_SETUP, &t);
 	char detail[96];
 	struct uiw_fail f = {
 		.origin = UIW_TERM_REMOTE,

@@ -182,12 +182,16 @@ size_t uiw_term_encode(uint8_t *buf, size_t cap, const struct uiw_term *t)
 }
 
 /* Reads the control field, recognising siw's swapped layout (ddp.h). */
-static void term_ctrl_decode(const uint8_t c[3], struct uiw_term *t)
+static void term_ctrl_decode(const uint8_t c[3], unsigned flags,
+			     struct uiw_term *t)
 {
 	uiw_err_t rfc = UIW_ERR(c[0] >> 4, c[0] & 0xf, c[1]);
 	uiw_err_t swp = UIW_ERR(c[0] & 0xf, c[0] >> 4, c[1]);
+	bool setup = rfc == UIW_E_MPA_INSUFFICIENT_IRD ||
+		     rfc == UIW_E_MPA_NO_MATCHING_RTR;
 	bool rfc_ok = uiw_err_known(rfc) &&
-		      !((c[2] & 0xe0) == 0 && (c[2] & 0x07) != 0);
+		      !((c[2] & 0xe0) == 0 && (c[2] & 0x07) != 0) &&
+		      !(setup && (flags & UIW_TERM_NO_SETUP));
 	bool swp_ok = uiw_err_known(swp) && (c[2] & 0xf8) == 0;
 
 	if (!rfc_ok && swp_ok) {
@@ -206,12 +210,18 @@ static void term_ctrl_decode(const uint8_t c[3], struct uiw_term *t)
 
 uiw_err_t uiw_term_decode(const uint8_t *buf, size_t len, struct uiw_term *t)
 {
+	return uiw_term_decode_ex(buf, len, 0, t);
+}
+
+uiw_err_t uiw_term_decode_ex(const uint8_t *buf, size_t len, unsigned flags,
+			     struct uiw_term *t)
+{
 	size_t at = UIW_TERM_HDR_LEN, n;
 
 	memset(t, 0, sizeof(*t));
 	if (len < 3)
 		return UIW_E_RDMAP_OP_UNSPEC;
-	term_ctrl_decode(buf, t);
+	term_ctrl_decode(buf, flags, t);
 	if (len < UIW_TERM_HDR_LEN)
 		return UIW_E_RDMAP_OP_UNSPEC;
 	if (t->m || t->d) {

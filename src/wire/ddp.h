@@ -182,6 +182,20 @@ size_t uiw_term_encode(uint8_t *buf, size_t cap, const struct uiw_term *t);
  * "01 00 00", DDP local catastrophic, reads as RDMAP invalid STag). */
 uiw_err_t uiw_term_decode(const uint8_t *buf, size_t len, struct uiw_term *t);
 
+/* What the receiver knows about the sender of a Terminate. */
+enum {
+	/* The sender cannot have sent RFC 6581's setup Terminates (only
+	 * the initiator of an enhanced connection sends them, as its first
+	 * FPDU): an RFC reading of 2/0/6 or 2/0/7 is then implausible, and
+	 * siw's "20 06" (RDMAP, remote operation error, unexpected opcode)
+	 * or "20 07" (catastrophic, stream) is read in siw's layout. */
+	UIW_TERM_NO_SETUP = 1u << 0,
+};
+
+/* uiw_term_decode with what the receiver knows (UIW_TERM_* flags). */
+uiw_err_t uiw_term_decode_ex(const uint8_t *buf, size_t len, unsigned flags,
+			     struct uiw_term *t);
+
 /* Which headers RFC 5040 §4.8 Figure 10 says a Terminate for err should
  * carry: sets t->m, t->d, t->r given the error and whether a DDP segment
  * (and an RDMA Read Request header) is at hand.  RDMAP remote protection

@@ -1485,6 +1485,99 @@ static void test_raw_responder_terminates(void **state)
 			     UIW_E_MPA_NO_MATCHING_RTR, -ENOPROTOOPT);
 }
 
+/* siw writes "RDMAP, remote operation error, unexpected opcode" (its
+ * answer to an RFC 7306 message) as "20 06 00 00", which the RFC layout
+ * reads as 2/0/6, insufficient IRD.  Only the initiator of an enhanced
+ * connection sends 2/0/6, as its first FPDU (RFC 6581 §9.1), so anywhere
+ * else the siw reading is the plausible one. */
+static void expect_remote_term(struct uiw_cq *cq, uint64_t wr_id,
+			       uint8_t layer, uint8_t etype, uint8_t ecode)
+{
+	struct uiw_wc wc;
+
+	wait_wc(cq, &wc);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_int_not_equal(wc.status, UIW_WC_SUCCESS);
+	assert_int_equal(wc.term.origin, UIW_TERM_REMOTE);
+	assert_int_equal(wc.term.layer, layer);
+	assert_int_equal(wc.term.etype, etype);
+	assert_int_equal(wc.term.ecode, ecode);
+}
+
+static void ws_term(struct wstream *w, const char *ctrl4)
+{
+	struct uiw_ddp_hdr h;
+
+	hdr(&h, false, UIW_OP_TERMINATE);
+	h.qn = UIW_QN_TERMINATE;
+	h.msn = 1;
+	ws_send(w, &h, ctrl4, 4);
+}
+
+/* A raw initiator: its enhanced Request, then (after our Reply) what
+ * it sends first; the cause our receive reports. */
+static void raw_initiator_term(bool send_first, const char *ctrl4,
+			       uint8_t layer, uint8_t etype, uint8_t ecode)
+{
+	struct uiw_conn_param sp = { 0 };
+	struct uiw_cm_event ev;
+	struct wstream ws = { .crc = true };
+	struct lst l;
+	struct end s;
+	int fd;
+
+	lst_open(&l);
+	end_open(&s, srv_dev, false);
+	fd = raw_connect(&l);
+	ws.fd = fd;
+	raw_frame(fd, key_req, "50 02 0004 0004 0004");
+	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	s.id = ev.id;
+	post_recv(&s, 5, 0, 64);
+	post_recv(&s, 6, 64, 64);
+	assert_int_equal(uiw_cm_accept(s.id, s.qp, &sp), 0);
+	raw_expect_frame(fd, key_rep, "50 02 0004 0020 0004");
+	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	if (send_first) {
+		ws_send_msg(&ws, 1, "first", 5);
+		expect_wc(s.cq, 5, UIW_WC_SUCCESS, 5);
+	}
+	ws_term(&ws, ctrl4);
+	expect_remote_term(s.cq, send_first ? 6 : 5, layer, etype, ecode);
+	raw_expect_closed(fd);
+	close(fd);
+	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	end_close(&s);
+	lst_close(&l);
+}
+
+static void test_siw_layout_setup_codes(void **state)
+{
+	struct uiw_conn_param cp = { .ird = 4, .ord = 4 };
+	struct uiw_cm_event ev;
+	struct wstream ws = { .crc = true };
+	struct rawsrv r;
+
+	(void)state;
+	/* We are the initiator: "20 06" from the responder is siw's. */
+	rawsrv_start(&r, &cp, "50 02 0004 0004 0004");
+	ws.fd = r.fd;
+	raw_frame(r.fd, key_rep, "50 02 0004 0004 0004");
+	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	post_recv(&r.c, 7, 0, 64);
+	ws_term(&ws, "\x20\x06\0\0");
+	expect_remote_term(r.c.cq, 7, 0, 2, 0x06);
+	raw_expect_closed(r.fd);
+	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	rawsrv_stop(&r);
+	/* We are the responder: as the initiator's first FPDU it is the
+	 * RFC's 2/0/6 (and 2/0/7); after a message, siw's reading. */
+	raw_initiator_term(false, "\x20\x06\0\0", 2, 0, 0x06);
+	raw_initiator_term(false, "\x20\x07\0\0", 2, 0, 0x07);
+	raw_initiator_term(true, "\x20\x06\0\0", 0, 2, 0x06);
+	raw_initiator_term(true, "\x20\x07\0\0", 0, 2, 0x07);
+}
+
 /* Our Write RTR through a raw responder: after the Reply the first FPDU
  * is siw's RTR octet for octet, then our Send. */
 static void test_raw_responder_sees_rtr(void **state)
@@ -1538,6 +1631,7 @@ int main(void)
 		cmocka_unit_test(test_raw_responder_rev1_reply),
 		cmocka_unit_test(test_raw_responder_terminates),
 		cmocka_unit_test(test_raw_responder_sees_rtr),
+		cmocka_unit_test(test_siw_layout_setup_codes),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

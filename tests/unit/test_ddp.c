@@ -354,6 +354,22 @@ static void test_term_siw_layout(void **state)
 	assert_int_equal(uiw_term_decode(b, 4, &g), UIW_OK);
 	assert_int_equal(g.err, UIW_ERR(5, 5, 0x55));
 	assert_false(g.siw_layout);
+	/* 20 06 00: the RFC's 2/0/6 (insufficient IRD) and siw's RDMAP
+	 * unexpected opcode; 20 07 00 likewise with 2/0/7.  The RFC reading
+	 * unless the receiver knows the sender cannot send setup codes. */
+	b[0] = 0x20;
+	b[2] = 0x00;
+	for (b[1] = 0x05; b[1] <= 0x07; b[1]++) {
+		assert_int_equal(uiw_term_decode(b, 4, &g), UIW_OK);
+		assert_int_equal(g.err, UIW_ERR(2, 0, b[1]));
+		assert_false(g.siw_layout);
+		assert_int_equal(uiw_term_decode_ex(b, 4, UIW_TERM_NO_SETUP,
+						    &g), UIW_OK);
+		/* 2/0/5 (local catastrophic) may come at any time */
+		assert_int_equal(g.err, b[1] == 0x05 ? UIW_ERR(2, 0, 0x05) :
+				 UIW_ERR(0, 2, b[1]));
+		assert_int_equal(g.siw_layout, b[1] != 0x05);
+	}
 }
 
 /* RDMAP remote protection error on an RDMA Read Request: M, D and R,
