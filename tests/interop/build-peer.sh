@@ -59,16 +59,17 @@ if [ ${#want[@]} -gt 0 ]; then
 		die "apt-get download failed (log: $out/download.log)"
 	fi
 fi
-rm -rf "$out/dev"
+rm -rf "${out:?}/dev"
 mkdir -p "$out/dev"
 for p in "${pkgs[@]}"; do
 	d=$(deb_of "$p")
 	[ -n "$d" ] || die "no .deb for $p in $debs"
 	dpkg-deb -x "$d" "$out/dev"
 done
-[ -f "$out/dev/usr/include/infiniband/verbs.h" ] &&
-[ -f "$out/dev/usr/include/rdma/rdma_cma.h" ] ||
+if [ ! -f "$out/dev/usr/include/infiniband/verbs.h" ] ||
+   [ ! -f "$out/dev/usr/include/rdma/rdma_cma.h" ]; then
 	die "the unpacked packages have no verbs.h or rdma_cma.h"
+fi
 
 # Linked against the host's own runtime libraries (the ones the guest
 # has); -l: names them by soname, the packages' .so links are not used.

@@ -22,7 +22,9 @@
  *                 peer_offset(k); the host checks, then sends RESULT
  *   STEP_READ_G   the same from the guest
  *
- * Finally the host sends BYE and both ends disconnect.  Control messages
+ * Finally the host sends BYE and both ends disconnect.  (In the error
+ * modes of the two programs the guest sends RESULT with the text "ready"
+ * after the HELLOs instead, and one end then breaks a rule.)  Control messages
  * are PEER_CTL_SIZE octets, big-endian; every untagged message lands in a
  * receive of PEER_RECV_SIZE octets, so that a receive is always posted and
  * each end knows from the script which message comes next.

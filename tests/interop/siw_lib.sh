@@ -66,8 +66,10 @@ trap siw_cleanup EXIT
 # The harness itself failed (no guest): the test fails with the reason.
 siw_die() {
 	echo "FAIL $*"
-	[ -n "${GUEST_RUN:-}" ] && [ -f "$GUEST_RUN/console.log" ] &&
-		{ echo "  --- end of the guest console"; tail -n 30 "$GUEST_RUN/console.log" | sed 's/^/  | /'; }
+	if [ -n "${GUEST_RUN:-}" ] && [ -f "$GUEST_RUN/console.log" ]; then
+		echo "  --- end of the guest console ($GUEST_RUN/console.log)"
+		tail -n 30 "$GUEST_RUN/console.log" | sed 's/^/  | /'
+	fi
 	echo "$checks checks, $((failures + 1)) failed"
 	exit 1
 }
@@ -100,12 +102,16 @@ siw_boot() {
 # failure of that scenario; it is booted again for the next ones.
 siw_check_guest() {
 	local what=$1 st
-	st=$(guest_status 2>&1)
+	st=$(guest_status 2> /dev/null)
 	[ "$st" = running ] && return 0
 	bad "$what: the guest died: $st"
-	guest_console -n 30 | sed 's/^/  | /'
+	guest_console -n 30 2> /dev/null | sed 's/^/  | /'
 	guest_restart > "$SIW_TMP/restart.log" 2>&1 ||
 		{ show "$SIW_TMP/restart.log"; siw_die "the guest did not boot again"; }
+	# What the scenarios need in the guest besides its initramfs.
+	if [ -n "${SIW_AFTER_RESTART:-}" ]; then
+		$SIW_AFTER_RESTART || siw_die "the guest could not be set up again"
+	fi
 	return 1
 }
 
@@ -164,7 +170,6 @@ siw_proxy() {
 	host_listen proxy 3600 "listening " "$build/uiwarp-faultproxy" \
 		-t "127.0.0.1:$port" -e "delay c2s $hold" < /dev/null ||
 		{ show "$SIW_TMP/proxy.out" "$SIW_TMP/proxy.err"; siw_die "the fault proxy did not start"; }
-	PROXY_PID=$HOST_PID
 	PROXY_PORT=$(awk 'NR == 1 { print $3 }' "$SIW_TMP/proxy.out")
 	echo "# host -> guest connections through 127.0.0.1:$PROXY_PORT: the fault proxy holds every octet towards the guest ${hold} ms"
 }
@@ -221,7 +226,11 @@ siw_finish() {
 	if [ -n "$crash" ]; then
 		bad "the guest kernel complained: $crash"
 	fi
-	rm -rf "$GUEST_RUN"
+	if [ "$failures" -eq 0 ]; then
+		rm -rf "$GUEST_RUN"
+	else
+		echo "# the guest's run directory (console.log): $GUEST_RUN"
+	fi
 	echo "# total $(siw_secs "$SIW_T0")s"
 	echo "$checks checks, $failures failed"
 	[ "$failures" -eq 0 ]

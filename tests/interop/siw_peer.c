@@ -14,7 +14,8 @@
  *                  the QP fails, failure when a message arrives
  *   --bad-read     RDMA Read from the host's source with a wrong STag:
  *                  success when the Read completes with an error
- * -t SECONDS bounds every wait (default 60).  Exit status 0 on success,
+ * -t SECONDS bounds every wait (default 60); -v puts the time on every
+ * message.  Exit status 0 on success,
  * 1 on failure, 2 on a usage error.
  */
 #include <arpa/inet.h>
@@ -55,6 +56,8 @@ struct sp {
 	int failed;
 	enum ibv_wc_status fail_status;
 	uint64_t fail_wr_id;
+	int read_done;			/* the RDMA Read completed: */
+	enum ibv_wc_status read_status;
 	int timeout_ms;
 };
 
@@ -64,6 +67,20 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double t_start;
+static int verbose;
+
+/* "siw_peer: ", with -v the seconds since the start too. */
+static const char *tag(void)
+{
+	static char buf[40];
+
+	if (!verbose)
+		return "siw_peer: ";
+	snprintf(buf, sizeof(buf), "siw_peer [%.3f]: ", now() - t_start);
+	return buf;
 }
 
 static const char *wr_name(uint64_t wr_id)
@@ -87,7 +104,7 @@ static void cm_event(struct sp *s, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_UNREACHABLE:
-		printf("siw_peer: event %s (status %d)\n",
+		printf("%sevent %s (status %d)\n", tag(),
 		       rdma_event_str(ev->event), ev->status);
 		s->gone = 1;
 		break;
@@ -103,16 +120,20 @@ static int poll_cq(struct sp *s)
 
 	n = ibv_poll_cq(s->cq, 8, wc);
 	if (n < 0) {
-		fprintf(stderr, "siw_peer: ibv_poll_cq failed\n");
+		fprintf(stderr, "%sibv_poll_cq failed\n", tag());
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id == WR_READ) {
+			s->read_done = 1;
+			s->read_status = wc[i].status;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			if (!s->failed && !s->closing) {
 				s->failed = 1;
 				s->fail_status = wc[i].status;
 				s->fail_wr_id = wc[i].wr_id;
-				printf("siw_peer: %s completed with status %d (%s)\n",
+				printf("%s%s completed with status %d (%s)\n", tag(),
 				       wr_name(wc[i].wr_id), wc[i].status,
 				       ibv_wc_status_str(wc[i].status));
 			}
@@ -145,7 +166,7 @@ static int progress(struct sp *s, double deadline, const char *what)
 		if (n)
 			return n < 0 ? -1 : 0;
 		if (ibv_req_notify_cq(s->cq, 0)) {
-			fprintf(stderr, "siw_peer: ibv_req_notify_cq failed\n");
+			fprintf(stderr, "%sibv_req_notify_cq failed\n", tag());
 			return -1;
 		}
 		n = poll_cq(s);
@@ -154,7 +175,7 @@ static int progress(struct sp *s, double deadline, const char *what)
 	}
 	ms = (int)((deadline - now()) * 1000);
 	if (ms <= 0) {
-		fprintf(stderr, "siw_peer: timed out %s\n", what);
+		fprintf(stderr, "%stimed out %s\n", tag(), what);
 		return -1;
 	}
 	pfd[0] = (struct pollfd){ .fd = s->ech->fd, .events = POLLIN };
@@ -202,12 +223,12 @@ static int wait_done(struct sp *s, int kind, unsigned long want)
 		if ((s->failed || s->gone) && poll_cq(s) > 0)
 			continue;
 		if (s->failed) {
-			fprintf(stderr, "siw_peer: the QP failed while waiting for a %s\n",
+			fprintf(stderr, "%sthe QP failed while waiting for a %s\n", tag(),
 				wr_name(kind));
 			return -1;
 		}
 		if (s->gone) {
-			fprintf(stderr, "siw_peer: the connection ended while waiting for a %s\n",
+			fprintf(stderr, "%sthe connection ended while waiting for a %s\n", tag(),
 				wr_name(kind));
 			return -1;
 		}
@@ -231,7 +252,7 @@ static int post(struct sp *s, uint64_t wr_id, enum ibv_wr_opcode op,
 	wr.wr.rdma.remote_addr = to;
 	wr.wr.rdma.rkey = stag;
 	if (ibv_post_send(s->qp, &wr, &bad)) {
-		fprintf(stderr, "siw_peer: posting a %s failed\n",
+		fprintf(stderr, "%sposting a %s failed\n", tag(),
 			wr_name(wr_id));
 		return -1;
 	}
@@ -248,7 +269,7 @@ static int post_recv(struct sp *s, uint32_t slot)
 				  .num_sge = 1 }, *bad;
 
 	if (ibv_post_recv(s->qp, &wr, &bad)) {
-		fprintf(stderr, "siw_peer: posting a Receive failed\n");
+		fprintf(stderr, "%sposting a Receive failed\n", tag());
 		return -1;
 	}
 	return 0;
@@ -293,8 +314,12 @@ static int op_recv(void *ctx, const uint8_t **msg, uint32_t *len)
 	double end = deadline(s);
 
 	while (!s->fifo_n) {
-		if ((s->failed || s->gone) && poll_cq(s) == 0) {
-			fprintf(stderr, "siw_peer: the connection failed while waiting for a message\n");
+		/* A message may be in the CQ still when the connection has
+		 * just ended. */
+		if (s->failed || s->gone) {
+			if (poll_cq(s) > 0)
+				continue;
+			fprintf(stderr, "%sthe connection failed while waiting for a message\n", tag());
 			return -1;
 		}
 		if (progress(s, end, "waiting for a message"))
@@ -321,7 +346,7 @@ static struct ibv_mr *reg(struct sp *s, void *buf, size_t len, int access,
 	struct ibv_mr *mr = ibv_reg_mr(s->pd, buf, len, access);
 
 	if (!mr)
-		fprintf(stderr, "siw_peer: registering the %s: %s\n", what,
+		fprintf(stderr, "%sregistering the %s: %s\n", tag(), what,
 			strerror(errno));
 	return mr;
 }
@@ -346,7 +371,7 @@ static int resources(struct sp *s)
 	s->cc = s->pd ? ibv_create_comp_channel(s->id->verbs) : NULL;
 	s->cq = s->cc ? ibv_create_cq(s->id->verbs, 32, NULL, s->cc, 0) : NULL;
 	if (!s->cq) {
-		fprintf(stderr, "siw_peer: PD, channel or CQ: %s\n",
+		fprintf(stderr, "%sPD, channel or CQ: %s\n", tag(),
 			strerror(errno));
 		return -1;
 	}
@@ -369,7 +394,7 @@ static int resources(struct sp *s)
 	s->tx = alloc(PEER_BUF_SIZE);
 	s->rd = alloc(PEER_BUF_SIZE);
 	if (!s->recv_buf || !s->sink || !s->src || !s->tx || !s->rd) {
-		fprintf(stderr, "siw_peer: out of memory\n");
+		fprintf(stderr, "%sout of memory\n", tag());
 		return -1;
 	}
 	peer_fill(s->src, PEER_BUF_SIZE, PEER_SEED_SRC, 0);
@@ -398,7 +423,7 @@ static int wait_cm(struct sp *s, int *flag, const char *what)
 
 	while (!*flag) {
 		if (s->gone) {
-			fprintf(stderr, "siw_peer: connection failed %s\n", what);
+			fprintf(stderr, "%sconnection failed %s\n", tag(), what);
 			return -1;
 		}
 		if (progress(s, end, what))
@@ -419,7 +444,7 @@ static int wait_cm_event(struct sp *s, enum rdma_cm_event_type type)
 	}
 	ok = ev->event == type;
 	if (!ok)
-		fprintf(stderr, "siw_peer: event %s, expected %s (status %d)\n",
+		fprintf(stderr, "%sevent %s, expected %s (status %d)\n", tag(),
 			rdma_event_str(ev->event), rdma_event_str(type),
 			ev->status);
 	rdma_ack_cm_event(ev);
@@ -437,7 +462,7 @@ static int connect_or_accept(struct sp *s, int server, const char *addr,
 	int rc;
 
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "siw_peer: bad address %s\n", addr);
+		fprintf(stderr, "%sbad address %s\n", tag(), addr);
 		return -1;
 	}
 	s->ech = rdma_create_event_channel();
@@ -452,7 +477,7 @@ static int connect_or_accept(struct sp *s, int server, const char *addr,
 			perror("siw_peer: listen");
 			return -1;
 		}
-		printf("siw_peer: listening on %s port %d\n", addr, port);
+		printf("%slistening on %s port %d\n", tag(), addr, port);
 		fflush(stdout);
 		while (!s->id) {
 			double end = deadline(s);
@@ -485,7 +510,7 @@ static int connect_or_accept(struct sp *s, int server, const char *addr,
 	}
 	rc = wait_cm(s, &s->established, "connecting");
 	if (!rc)
-		printf("siw_peer: connected\n");
+		printf("%sconnected\n", tag());
 	return rc;
 }
 
@@ -501,6 +526,28 @@ static void disconnect(struct sp *s)
 			break;
 }
 
+/* After the HELLO exchange of the error modes: tells the host that this
+ * end waits for nothing any more, so that the rule the host breaks next
+ * cannot catch one of our own work requests (the Send of READY itself
+ * may fail then: it is not waited for). */
+static int post_ready(struct sp *s)
+{
+	struct peer_ctl r = { .type = CTL_RESULT, .text = "ready" };
+	struct ibv_sge sge = { .addr = (uintptr_t)s->ctl,
+			       .length = PEER_CTL_SIZE,
+			       .lkey = s->ctl_mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = WR_CTL, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	peer_ctl_pack(&r, s->ctl);
+	if (ibv_post_send(s->qp, &wr, &bad)) {
+		fprintf(stderr, "%sposting READY failed\n", tag());
+		return -1;
+	}
+	return 0;
+}
+
 static int expect_fail(struct sp *s)
 {
 	double end = deadline(s);
@@ -511,11 +558,11 @@ static int expect_fail(struct sp *s)
 		if (progress(s, end, "waiting for the connection to fail"))
 			return -1;
 	if (s->fifo_n) {
-		fprintf(stderr, "siw_peer: a message of %u octets arrived; expected the connection to fail\n",
+		fprintf(stderr, "%sa message of %u octets arrived; expected the connection to fail\n", tag(),
 			s->fifo_len[s->fifo_head]);
 		return -1;
 	}
-	printf("siw_peer: the connection failed as expected\n");
+	printf("%sthe connection failed as expected\n", tag());
 	return 0;
 }
 
@@ -532,27 +579,29 @@ static int bad_read(struct sp *s, struct peer_end *e)
 	 * (RFC 5040 §2.1). */
 	wr.wr.rdma.remote_addr = e->remote.src_addr;
 	wr.wr.rdma.rkey = e->remote.src_stag ^ 0x5a;
-	printf("siw_peer: RDMA Read from STag 0x%08x (the host's is 0x%08x)\n",
+	printf("%sRDMA Read from STag 0x%08x (the host's is 0x%08x)\n", tag(),
 	       wr.wr.rdma.rkey, e->remote.src_stag);
 	if (ibv_post_send(s->qp, &wr, &bad)) {
-		fprintf(stderr, "siw_peer: posting the RDMA Read failed\n");
+		fprintf(stderr, "%sposting the RDMA Read failed\n", tag());
 		return -1;
 	}
-	while (!s->failed && !s->done[WR_READ - WR_CTL])
+	/* Its completion comes, in error, even when the connection is gone
+	 * by then (flushed). */
+	while (!s->read_done)
 		if (progress(s, end, "waiting for the RDMA Read"))
 			return -1;
-	if (!s->failed) {
-		fprintf(stderr, "siw_peer: the RDMA Read with a wrong STag succeeded\n");
+	if (s->read_status == IBV_WC_SUCCESS) {
+		fprintf(stderr, "%sthe RDMA Read with a wrong STag succeeded\n", tag());
 		return -1;
 	}
-	printf("siw_peer: the RDMA Read failed as expected: %s\n",
-	       ibv_wc_status_str(s->fail_status));
-	return s->fail_wr_id == WR_READ ? 0 : -1;
+	printf("%sthe RDMA Read failed as expected: %s\n", tag(),
+	       ibv_wc_status_str(s->read_status));
+	return 0;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: siw_peer -s|-c ADDR -p PORT [-n SIZES] [-t SECONDS] [--expect-fail|--bad-read]\n");
+	fprintf(stderr, "usage: siw_peer -s|-c ADDR -p PORT [-n SIZES] [-t SECONDS] [-v] [--expect-fail|--bad-read]\n");
 }
 
 int main(int argc, char **argv)
@@ -574,8 +623,12 @@ int main(int argc, char **argv)
 	int server = -1, port = 0, nsizes = 0, mode = 0, op, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((op = getopt_long(argc, argv, "s:c:p:n:t:", lo, NULL)) != -1) {
+	t_start = now();
+	while ((op = getopt_long(argc, argv, "s:c:p:n:t:v", lo, NULL)) != -1) {
 		switch (op) {
+		case 'v':
+			verbose = 1;
+			break;
 		case 's':
 		case 'c':
 			server = op == 's';
@@ -587,7 +640,7 @@ int main(int argc, char **argv)
 		case 'n':
 			nsizes = peer_parse_sizes(optarg, sizes);
 			if (nsizes < 0) {
-				fprintf(stderr, "siw_peer: bad sizes %s\n", optarg);
+				fprintf(stderr, "%sbad sizes %s\n", tag(), optarg);
 				return 2;
 			}
 			break;
@@ -619,13 +672,13 @@ int main(int argc, char **argv)
 	if (peer_hello(&e, !server, &hello))
 		return 1;
 	if (mode == 'F')
-		rc = expect_fail(&s);
+		rc = post_ready(&s) || expect_fail(&s);
 	else if (mode == 'B')
-		rc = bad_read(&s, &e);
+		rc = post_ready(&s) || bad_read(&s, &e);
 	else {
 		rc = peer_run_script(&e, sizes, nsizes);
 		if (!rc)
-			printf("siw_peer: %d sizes x %d steps done\n", nsizes,
+			printf("%s%d sizes x %d steps done\n", tag(), nsizes,
 			       STEP_LAST);
 	}
 	disconnect(&s);

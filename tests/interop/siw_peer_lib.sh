@@ -32,6 +32,8 @@ peer_setup() {
 		"$build/libuiwarp.a" -lisal -lpthread > "$SIW_TMP/cc.log" 2>&1 ||
 		{ show "$SIW_TMP/cc.log"; siw_die "uiw_peer did not compile"; }
 	peer_copy_in || siw_die "siw_peer could not be copied into the guest"
+	# shellcheck disable=SC2034 # used by siw_check_guest (siw_lib.sh)
+	SIW_AFTER_RESTART=peer_copy_in
 	echo "# siw_peer and uiw_peer built; siw_peer copied into the guest"
 }
 
@@ -51,7 +53,7 @@ peer_copy_in() {
 # peer_verdict NAME SIZES HOSTSTATUS GUESTSTATUS HOSTOUT GUESTOUT WHAT
 peer_verdict() {
 	local name=$1 sizes=$2 hst=$3 gst=$4 hout=$5 gout=$6 what=$7 n nh ng
-	n=$(( ($(tr -cd , <<< "$sizes" | wc -c) + 1) ))
+	n=$(( $(tr -cd , <<< "$sizes" | wc -c) + 1 ))
 	nh=$(grep -c ': verified$' "$hout")
 	ng=$(grep -c ': verified$' "$gout")
 	if [ "$hst" -eq 0 ] && [ "$gst" -eq 0 ] &&

@@ -80,14 +80,15 @@ to_siw() {
 to_siw rev2-crc-64 "-S 64 -C 5" "MPA revision 2, CRC on, markers sent off, received off, .*peer-to-peer off" -S 64 -C 5
 to_siw rev2-nocrc-4096 "-S 4096 -C 3" "MPA revision 2, CRC off, .*peer-to-peer off" -S 4096 -C 3 --crc=off
 to_siw rev2-crc-65535 "-S 65535 -C 2" "MPA revision 2, CRC on, .*peer-to-peer off" -S 65535 -C 2
-# Revision 1 carries no IRD/ORD: rping -s needs -q (SIW-FACTS.md).
+# Revision 1 carries no IRD/ORD, and siw then gives a plain rping -s an
+# ORD of 0, so that its RDMA Read fails: rping -s -q, as IRD = ORD = 1.
 to_siw rev1-nocrc-64 "-q -S 64 -C 3" "MPA revision 1, CRC off, .*peer-to-peer off" -S 64 -C 3 --mpa-rev=1 --crc=off
 to_siw rev1-crc-65535 "-q -S 65535 -C 2" "MPA revision 1, CRC on, .*peer-to-peer off" -S 65535 -C 2 --mpa-rev=1 --crc=on
 # Peer-to-peer: the RTR is the first FPDU, siw's choice of RTR is checked.
 to_siw p2p-write-crc-4096 "-S 4096 -C 3" "MPA revision 2, CRC on, .*peer-to-peer on, RTR write" -S 4096 -C 3 --p2p --rtr=write
 to_siw p2p-read-nocrc-65535 "-S 65535 -C 2" "MPA revision 2, CRC off, .*peer-to-peer on, RTR read" -S 65535 -C 2 --p2p --rtr=read --crc=off
 to_siw p2p-read-crc-1000 "-S 1000 -C 4" "MPA revision 2, CRC on, .*peer-to-peer on, RTR read" -S 1000 -C 4 --p2p --rtr=read --crc=on
-# All three RTR types offered: siw prefers a Write (SIW-FACTS.md).
+# All three RTR types offered: siw prefers a Write.
 to_siw p2p-any-64 "-S 64 -C 2" "MPA revision 2, .*peer-to-peer on, RTR write" -S 64 -C 2 --p2p
 
 # siw never takes markers: it answers with R set and closes; rping -s

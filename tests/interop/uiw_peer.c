@@ -235,7 +235,9 @@ static int wait_done(struct up *u, uint64_t kind, unsigned long want)
 	while (u->done[kind - WR_CTL] < want) {
 		/* A completion may be in the CQ still when the connection
 		 * has just ended. */
-		if ((u->failed || u->gone) && poll_cq(u) == 0) {
+		if (u->failed || u->gone) {
+			if (poll_cq(u) > 0)
+				continue;
 			fprintf(stderr, "uiw_peer: the connection failed while waiting for a %s\n",
 				wr_name(kind));
 			return -1;
@@ -329,7 +331,11 @@ static int op_recv(void *ctx, const uint8_t **msg, uint32_t *len)
 	double end = deadline(u);
 
 	while (!u->fifo_n) {
-		if ((u->failed || u->gone) && poll_cq(u) == 0) {
+		/* A message may be in the CQ still when the connection has
+		 * just ended. */
+		if (u->failed || u->gone) {
+			if (poll_cq(u) > 0)
+				continue;
 			fprintf(stderr, "uiw_peer: the connection failed while waiting for a message\n");
 			return -1;
 		}
@@ -719,7 +725,11 @@ int main(int argc, char **argv)
 			printf("uiw_peer: %d sizes x %d steps done\n", nsizes,
 			       STEP_LAST);
 	} else {
-		rc = mode != MODE_VICTIM && probe(&u, mode, &e.remote);
+		struct peer_ctl r;
+
+		/* The guest waits for nothing once it has said READY. */
+		rc = peer_recv_ctl(&e, CTL_RESULT, &r, "READY") ||
+		     (mode != MODE_VICTIM && probe(&u, mode, &e.remote));
 		if (!rc)
 			rc = expect_term(&u, exp_origin, exp_l, exp_t, exp_c);
 	}
