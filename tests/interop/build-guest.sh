@@ -176,6 +176,22 @@ if ! make -C "$hdr" M="$work/siw" -j "$(nproc)" modules > "$work/siw.log" 2>&1; 
 fi
 mkdir -p "$modroot/extra"
 cp "$work/siw/siw.ko" "$modroot/extra/siw.ko"
+
+# A second build whose connections start in peer-to-peer mode (RFC 6581
+# §9.2): siw 6.1 has no run-time switch for it, only the constant
+# peer_to_peer in siw_main.c.  It stays outside the module tree
+# (/root/siw-p2p.ko) and replaces siw.ko when a scenario asks for it.
+mkdir -p "$work/siw-p2p"
+cp "$work/siw"/*.[ch] "$work/siw/Kbuild" "$work/siw-p2p/"
+sed -i 's/^const bool peer_to_peer;$/const bool peer_to_peer = true;/' \
+	"$work/siw-p2p/siw_main.c"
+grep -qx 'const bool peer_to_peer = true;' "$work/siw-p2p/siw_main.c" ||
+	die "siw_main.c has no 'const bool peer_to_peer;' to turn on"
+say "building siw.ko with peer_to_peer on"
+if ! make -C "$hdr" M="$work/siw-p2p" -j "$(nproc)" modules > "$work/siw-p2p.log" 2>&1; then
+	tail -n 30 "$work/siw-p2p.log" >&2
+	die "siw.ko (peer_to_peer) did not build (log: $work/siw-p2p.log)"
+fi
 depmod -b "$work/k" "$kver"
 
 # Module load order, from modules.dep, each module once.
@@ -213,6 +229,7 @@ while read -r rel; do
 	cp "$modroot/$rel" "$root/lib/modules/$kver/$rel"
 done < "$modlist"
 cp "$modlist" "$root/etc/uiw/modules"
+cp "$work/siw-p2p/siw.ko" "$root/root/siw-p2p.ko"
 
 # Programs and every shared object they need, at the paths ldd names.
 provider=$(dpkg -L ibverbs-providers | grep '/libibverbs/libsiw-rdmav[0-9]*\.so$' | head -n 1)

@@ -236,3 +236,15 @@ siw_finish() {
 	[ "$failures" -eq 0 ]
 	exit $?
 }
+
+# siw_use_p2p: replaces siw.ko in the guest by the build whose connections
+# start in peer-to-peer mode (build-guest.sh: siw 6.1 has only a
+# compile-time constant for it), so that siw initiates with RFC 6581's
+# A bit and an RTR.  Also the set-up after a restart (SIW_AFTER_RESTART).
+siw_use_p2p() {
+	guest_run -t 60 "rdma link delete siw0 && rmmod siw && insmod /root/siw-p2p.ko &&
+		rdma link add siw0 type siw netdev eth0 && test -e /sys/class/infiniband/siw0" \
+		> "$SIW_TMP/use-p2p.log" 2>&1 && return 0
+	show "$SIW_TMP/use-p2p.log"
+	return 1
+}

@@ -49,6 +49,9 @@ source "$src/tests/interop/siw_lib.sh"
 # shellcheck source=siw_peer_lib.sh
 source "$src/tests/interop/siw_peer_lib.sh"
 
+# After a restart in the peer-to-peer part: siw_peer again, and that siw.
+peer_copy_in_p2p() { peer_copy_in && siw_use_p2p; }
+
 siw_boot test_siw_data 2 1
 siw_proxy "${HOST_PORTS[0]}"
 peer_setup
@@ -78,5 +81,20 @@ error_from_siw immediate remote:0/2/6 "siw: received unknown packet type 8" \
 	--mode=immediate
 error_from_siw write-imm remote:0/2/6 "siw: received unknown packet type 8" \
 	--mode=write-imm
+
+# siw as a peer-to-peer initiator (siw.ko built with peer_to_peer on, see
+# siw_use_p2p): its Write RTR opens the connection, unseen by uiw_peer.
+if siw_use_p2p; then
+	SIW_AFTER_RESTART="peer_copy_in_p2p"
+	data_from_siw siw-p2p-initiator "$SIZES" --crc=on
+	if grep -Eq "established: .*peer-to-peer on, RTR 0x[2367]," "$SIW_TMP/siw-p2p-initiator.h.out"; then
+		ok "siw-p2p-initiator: the connection was peer-to-peer, the Write RTR among those kept"
+	else
+		bad "siw-p2p-initiator: not a peer-to-peer connection with a Write RTR"
+		show "$SIW_TMP/siw-p2p-initiator.h.out"
+	fi
+else
+	bad "siw-p2p-initiator: siw.ko with peer_to_peer on could not replace siw.ko"
+fi
 
 siw_finish

@@ -214,4 +214,42 @@ else
 	show "$SIW_TMP/srv-rev1.out" "$SIW_TMP/srv-rev1.err"
 fi
 
+# ---------------------------------------------------------------- siw P2P
+# siw as a peer-to-peer initiator (the build with peer_to_peer on): its
+# Request offers Write and Read RTRs, it opens with the RTR the server
+# keeps, and the RTR never reaches uiwarp-ping.
+if siw_use_p2p; then
+	SIW_AFTER_RESTART=siw_use_p2p
+	if host_listen srv-p2p 300 "listening on" "$ping" -s -P -d -a 127.0.0.1 -p "$Q"; then
+		spid=$HOST_PID
+		from_siw from-siw-p2p-64 "$Q" "-S 64 -C 3"
+		from_siw from-siw-p2p-65535 "$Q" "-S 65535 -C 2"
+		kill "$spid"
+		host_wait "$spid"
+		server_check from-siw-p2p "$SIW_TMP/srv-p2p.out" \
+			"MPA revision 2, CRC on, .*peer-to-peer on, RTR write" \
+			"MPA revision 2, CRC on, .*peer-to-peer on, RTR write"
+	else
+		bad "from-siw-p2p: uiwarp-ping -s did not start"
+		show "$SIW_TMP/srv-p2p.out" "$SIW_TMP/srv-p2p.err"
+	fi
+	# A server that accepts only a Read RTR: siw opens with a
+	# zero-length RDMA Read, answered by a zero-length Read Response.
+	if host_listen srv-p2p-read 300 "listening on" "$ping" -s -P -d --crc=off --rtr=read -a 127.0.0.1 -p "$Q2"; then
+		spid=$HOST_PID
+		from_siw from-siw-p2p-read-1000 "$Q2" "-S 1000 -C 3"
+		from_siw from-siw-p2p-read-4096 "$Q2" "-S 4096 -C 2"
+		kill "$spid"
+		host_wait "$spid"
+		server_check from-siw-p2p-read "$SIW_TMP/srv-p2p-read.out" \
+			"MPA revision 2, CRC off, .*peer-to-peer on, RTR read" \
+			"MPA revision 2, CRC off, .*peer-to-peer on, RTR read"
+	else
+		bad "from-siw-p2p-read: uiwarp-ping -s did not start"
+		show "$SIW_TMP/srv-p2p-read.out" "$SIW_TMP/srv-p2p-read.err"
+	fi
+else
+	bad "from-siw-p2p: siw.ko with peer_to_peer on could not replace siw.ko"
+fi
+
 siw_finish
