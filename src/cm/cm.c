@@ -65,6 +65,8 @@ enum cm_state {
 	S_CONNECTING,     /* active: TCP handshake */
 	S_SEND_REQ,       /* active: MPA Request going out */
 	S_WAIT_REP,       /* active: reading the MPA Reply */
+	S_START_DELAY,    /* active: accepted; start_delay_ms before Full
+			     Operation */
 	S_WAIT_REQ,       /* passive: reading the MPA Request (unannounced) */
 	S_REQ_RECEIVED,   /* passive: CONNECT_REQUEST raised */
 	S_SEND_REP,       /* passive: accepting Reply going out */
@@ -118,6 +120,7 @@ struct uiw_cm_id {
 	enum uiw_opt crc, markers;
 	uint32_t ird, ord;
 	int timeout_ms;
+	uint16_t start_delay_ms;     /* initiator: before Full Operation */
 	uint16_t pd_len;
 	uint8_t pd[UIW_MPA_PD_MAX];
 	uint8_t rev;                 /* initiator: the revision it asks for */
@@ -165,7 +168,7 @@ static const char *state_str(enum cm_state s)
 {
 	static const char *const names[] = {
 		"idle", "listening", "connecting", "sending request",
-		"waiting for reply", "waiting for request",
+		"waiting for reply", "start delay", "waiting for request",
 		"request received", "sending reply", "rejecting",
 		"established", "closed",
 	};
@@ -311,6 +314,13 @@ static int check_param(const struct uiw_conn_param *p, struct uiw_device *dev,
 	if (p->timeout_ms < 0)
 		return uiw_error(EINVAL, "cm: negative timeout_ms %d",
 				 p->timeout_ms);
+	if (p->start_delay_ms > UIW_START_DELAY_MAX_MS)
+		return uiw_error(EINVAL, "cm: start_delay_ms %u above %u",
+				 p->start_delay_ms, UIW_START_DELAY_MAX_MS);
+	if (p->start_delay_ms && !initiator)
+		return uiw_error(EINVAL, "cm: start_delay_ms is for the "
+				 "initiator (a responder sends nothing before "
+				 "the initiator's first FPDU)");
 	return 0;
 }
 
@@ -325,6 +335,7 @@ static void take_param(struct uiw_cm_id *id, const struct uiw_conn_param *p)
 	id->ird = p->ird;
 	id->ord = p->ord;
 	id->timeout_ms = p->timeout_ms ? p->timeout_ms : CM_TIMEOUT_DEFAULT_MS;
+	id->start_delay_ms = p->start_delay_ms;
 	id->pd_len = p->private_data_len;
 	if (id->pd_len)
 		memcpy(id->pd, p->private_data, id->pd_len);
@@ -975,6 +986,28 @@ static void active_established(struct uiw_cm_id *id)
 	ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, true);
 }
 
+static void active_delay_done(void *arg)
+{
+	active_established(arg);
+}
+
+/* The Reply accepted: Full Operation, at once or after start_delay_ms
+ * (the socket is not read meanwhile: the responder sends nothing before
+ * our first FPDU, RFC 5044 §7.1.2 rule 4, and what a peer sends anyway
+ * waits in the socket for the LLP). */
+static void active_accepted(struct uiw_cm_id *id)
+{
+	if (!id->start_delay_ms) {
+		active_established(id);
+		return;
+	}
+	id->state = S_START_DELAY;
+	uiw_rt_watch_set(id->watch, 0);
+	uiw_rt_timer_stop(id->rt, &id->timer);
+	uiw_rt_timer_init(&id->timer, active_delay_done, id);
+	uiw_rt_timer_start(id->rt, &id->timer, id->start_delay_ms);
+}
+
 /* The connection cannot go on after an accepting Reply of RFC 6581:
  * the Terminate of §9.1 / §9.2 / §9.3 is our first and only FPDU, then
  * we close in order (the responder is in Full Operation; the QP was
@@ -1045,7 +1078,7 @@ static void active_reply(struct uiw_cm_id *id)
 	}
 	if (!id->peer_enh) {
 		cm_nego_plain(id);
-		active_established(id);
+		active_accepted(id);
 		return;
 	}
 	cm_local(id, &l);
@@ -1060,7 +1093,7 @@ static void active_reply(struct uiw_cm_id *id)
 				 -ENOBUFS : -ENOPROTOOPT, id->nego.why);
 		return;
 	}
-	active_established(id);
+	active_accepted(id);
 }
 
 static void active_send_request(struct uiw_cm_id *id)

@@ -1578,6 +1578,95 @@ static void test_siw_layout_setup_codes(void **state)
 	raw_initiator_term(true, "\x20\x07\0\0", 0, 2, 0x07);
 }
 
+static double mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* start_delay_ms: after the accepting Reply our first FPDU (a posted
+ * Send, or the RTR in peer-to-peer mode) and ESTABLISHED wait that long;
+ * the data then flows as usual. */
+static void start_delay(bool p2p)
+{
+	struct uiw_conn_param cp = { .ird = 1, .ord = 1, .start_delay_ms = 150,
+				     .p2p = p2p ? UIW_OPT_ON : UIW_OPT_DEFAULT,
+				     .rtr = p2p ? UIW_RTR_WRITE : 0 };
+	struct uiw_cm_event ev;
+	struct rstream rs = { .crc = true };
+	uint8_t u[128];
+	uint16_t ulen;
+	struct rawsrv r;
+	double t0, t1;
+
+	rawsrv_start(&r, &cp, p2p ? "50 02 0004 8001 8001" :
+				     "50 02 0004 0001 0001");
+	rs.fd = r.fd;
+	fill(r.c.buf + 100, 8, 3);
+	post_wr(&r.c, 9, UIW_WR_SEND, 100, 8, 0, 0);
+	t0 = mono_ms();
+	raw_frame(r.fd, key_rep, p2p ? "50 02 0004 8001 8001" :
+				       "50 02 0004 0001 0001");
+	if (p2p) {
+		/* The Write RTR (STag 1, as siw) first. */
+		ulen = rs_fpdu(&rs, u, sizeof(u));
+		t1 = mono_ms();
+		assert_int_equal(ulen, 14);
+		assert_int_equal(u[1] & 0xf, UIW_OP_WRITE);
+	}
+	ulen = rs_fpdu(&rs, u, sizeof(u));
+	if (!p2p)
+		t1 = mono_ms();
+	assert_int_equal(ulen, 18 + 8);
+	assert_int_equal(u[1] & 0xf, UIW_OP_SEND);
+	assert_memory_equal(u + 18, r.c.buf + 100, 8);
+	if (t1 - t0 < 150)
+		fail_msg("first FPDU %.1f ms after the Reply, expected >= 150",
+			 t1 - t0);
+	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	expect_wc(r.c.cq, 9, UIW_WC_SUCCESS, 0);
+	close(r.fd);
+	r.fd = -1;
+	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	rawsrv_stop(&r);
+}
+
+static void test_start_delay(void **state)
+{
+	struct uiw_conn_param cp = { .start_delay_ms = UIW_START_DELAY_MAX_MS + 1 };
+	struct uiw_cm_event ev;
+	struct uiw_cm_id *id;
+	struct lst l;
+	struct end c, s;
+
+	(void)state;
+	start_delay(false);
+	start_delay(true);
+	/* Beyond the maximum; and on a responder, where it means nothing. */
+	lst_open(&l);
+	end_open(&c, cli_dev, true);
+	end_open(&s, srv_dev, false);
+	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
+					l.len, &cp, &id), -EINVAL);
+	assert_non_null(strstr(uiw_last_error(), "start_delay_ms"));
+	cp.start_delay_ms = 100;
+	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
+					l.len, NULL, &c.id), 0);
+	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	s.id = ev.id;
+	assert_int_equal(uiw_cm_accept(s.id, s.qp, &cp), -EINVAL);
+	assert_non_null(strstr(uiw_last_error(), "initiator"));
+	cp.start_delay_ms = 0;
+	assert_int_equal(uiw_cm_accept(s.id, s.qp, &cp), 0);
+	expect_event(c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	end_close(&c);
+	end_close(&s);
+	lst_close(&l);
+}
+
 /* Our Write RTR through a raw responder: after the Reply the first FPDU
  * is siw's RTR octet for octet, then our Send. */
 static void test_raw_responder_sees_rtr(void **state)
@@ -1632,6 +1721,7 @@ int main(void)
 		cmocka_unit_test(test_raw_responder_terminates),
 		cmocka_unit_test(test_raw_responder_sees_rtr),
 		cmocka_unit_test(test_siw_layout_setup_codes),
+		cmocka_unit_test(test_start_delay),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
