@@ -1220,6 +1220,9 @@ static void usage(FILE *f)
 "  --p2p               client: peer-to-peer mode, an RTR opens the connection\n"
 "  --rtr=TYPES         RTR types offered (client) or accepted (server): a\n"
 "                      comma list of send, write, read (default all)\n"
+"  --start-delay=MS    client: wait MS milliseconds after the MPA Reply\n"
+"                      before the first FPDU (against Linux siw 6.1, which\n"
+"                      may not read an FPDU that follows its Reply at once)\n"
 "  --quiet             no summary lines\n"
 "  -h, --help          this help\n",
 		PING_MIN_SIZE, PING_MAX_SIZE, PING_DEFAULT_SIZE);
@@ -1249,7 +1252,8 @@ static int parse_onoff(const char *s, enum uiw_opt *out)
 	return 0;
 }
 
-enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR };
+enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR,
+       OPT_START_DELAY };
 
 /* "write,read" -> UIW_RTR_* mask; -1 when invalid. */
 static int parse_rtr(const char *s)
@@ -1287,6 +1291,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 		{ "mpa-rev", required_argument, NULL, OPT_MPA_REV },
 		{ "p2p", no_argument, NULL, OPT_P2P },
 		{ "rtr", required_argument, NULL, OPT_RTR },
+		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1400,6 +1405,14 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			o->cp.rtr = (uint8_t)m;
 			break;
 		}
+		case OPT_START_DELAY:
+			if (parse_long(optarg, 0, UIW_START_DELAY_MAX_MS, &v)) {
+				fprintf(stderr, "uiwarp-ping: --start-delay takes 0 to %d milliseconds, not %s\n",
+					UIW_START_DELAY_MAX_MS, optarg);
+				return -1;
+			}
+			o->cp.start_delay_ms = (uint16_t)v;
+			break;
 		case OPT_QUIET:
 			o->quiet = 1;
 			break;
@@ -1427,6 +1440,10 @@ static int parse_args(struct ping *p, int argc, char **argv)
 	}
 	if (o->cp.p2p == UIW_OPT_ON && o->cp.mpa_rev == 1) {
 		fprintf(stderr, "uiwarp-ping: --p2p needs MPA revision 2\n");
+		return -1;
+	}
+	if (o->server && o->cp.start_delay_ms) {
+		fprintf(stderr, "uiwarp-ping: --start-delay is for the client; a server sends nothing before the client's first FPDU\n");
 		return -1;
 	}
 	if (o->server && o->cp.p2p == UIW_OPT_ON) {

@@ -150,29 +150,19 @@ host_listen() {
 	return 0
 }
 
-# siw_proxy PORT: the repo's fault proxy in front of the forwarded port
-# PORT, holding every octet towards the guest SIW_HOLD_MS (100) ms; sets
-# PROXY_PORT, the port to connect to instead.
+# SIW_START_DELAY_MS: how long uiwarp, as the initiator, waits after
+# siw's accepting Reply before its first FPDU (uiw_conn_param's
+# start_delay_ms; --start-delay of uiwarp-ping and uiw_peer).
 #
 # Why: siw in Linux 6.1 sends its MPA Reply before it reads FPDUs (a
-# responder must read them from its Reply on, RFC 5044 §7.1.3), first in
-# siw_accept() with the Reply, then in the switch of the socket's upcall
-# to FPDU (or RTR) reading.  An FPDU that arrives in between is left
-# unread, and the connection hangs: about one connection in seven here,
-# with and without peer-to-peer mode (the RTR is lost the same way, and a
-# peer-to-peer connection that never reaches RTS at siw may crash the
-# guest when closed).  uiwarp has no way yet to hold back its first FPDU
-# (the RTR included) after the Reply, so the tests delay the host's
-# octets on their way to the guest instead.
-siw_proxy() {
-	local port=$1 hold=${SIW_HOLD_MS:-100}
-	[ -x "$build/uiwarp-faultproxy" ] || siw_die "$build/uiwarp-faultproxy is not built"
-	host_listen proxy 3600 "listening " "$build/uiwarp-faultproxy" \
-		-t "127.0.0.1:$port" -e "delay c2s $hold" < /dev/null ||
-		{ show "$SIW_TMP/proxy.out" "$SIW_TMP/proxy.err"; siw_die "the fault proxy did not start"; }
-	PROXY_PORT=$(awk 'NR == 1 { print $3 }' "$SIW_TMP/proxy.out")
-	echo "# host -> guest connections through 127.0.0.1:$PROXY_PORT: the fault proxy holds every octet towards the guest ${hold} ms"
-}
+# responder must read them from its Reply on, RFC 5044 §7.1.3): in
+# siw_accept() the Reply goes out first, then the socket's upcall is
+# switched to FPDU (or RTR) reading.  An FPDU that arrives in between is
+# left unread, and the connection hangs: about one connection in seven
+# here, with and without peer-to-peer mode (the RTR is lost the same way,
+# and a peer-to-peer connection that never reaches RTS at siw may crash
+# the guest when closed).
+SIW_START_DELAY_MS=${SIW_START_DELAY_MS:-100}
 
 # host_wait PID: its exit status (137: killed by its timeout), once its
 # output is all in its file.

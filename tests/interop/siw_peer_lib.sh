@@ -4,7 +4,7 @@
 #
 #   peer_setup                         builds both ends, copies siw_peer in
 #   data_to_siw NAME SIZES OPTS...     uiw_peer -c OPTS -> siw_peer -s
-#                                      (through siw_proxy ${HOST_PORTS[0]})
+#                                      (with --start-delay)
 #   data_from_siw NAME SIZES OPTS...   siw_peer -c -> uiw_peer -s OPTS
 #   error_from_siw NAME EXPECT DMESG OPTS...
 #                                      siw_peer -c -> uiw_peer -s OPTS that
@@ -76,7 +76,8 @@ data_to_siw() {
 		show "$out.start" "$out.listen"
 		return
 	fi
-	timeout -s KILL 120 "$UIW_PEER" -c 127.0.0.1 -p "$PROXY_PORT" -n "$sizes" "$@" \
+	timeout -s KILL 120 "$UIW_PEER" -c 127.0.0.1 -p "$port" \
+		--start-delay="$SIW_START_DELAY_MS" -n "$sizes" "$@" \
 		> "$out.host" 2>&1
 	hst=$?
 	job_wait "$JOB" 60 "$out.guest"

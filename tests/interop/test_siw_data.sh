@@ -17,8 +17,8 @@
 #   - uiwarp initiator in peer-to-peer mode with a Read RTR, CRC off;
 #   - siw initiator (MPA revision 2), uiwarp responder with CRC on;
 #   - uiwarp initiator with MPA revision 1 and CRC on.
-#   (uiwarp's connections to siw go through the fault proxy that holds
-#   its octets 100 ms: siw_proxy in siw_lib.sh says why.)
+#   (uiwarp's connections to siw wait 100 ms after siw's Reply before
+#   the first FPDU: SIW_START_DELAY_MS in siw_lib.sh says why.)
 # Errors:
 #   - uiwarp writes past the end of siw's advertised buffer: siw sends a
 #     Terminate, uiwarp reports "DDP tagged buffer error: base or bounds
@@ -53,7 +53,6 @@ source "$src/tests/interop/siw_peer_lib.sh"
 peer_copy_in_p2p() { peer_copy_in && siw_use_p2p; }
 
 siw_boot test_siw_data 2 1
-siw_proxy "${HOST_PORTS[0]}"
 peer_setup
 
 SIZES=1,27,1448,4096,65537,1048576

@@ -14,13 +14,15 @@
 # Request asking for markers is rejected by siw, and a revision-1-only
 # uiwarp responder refuses siw's revision 2 Request, both cleanly.
 #
-# siw as initiator never uses peer-to-peer mode (a compile-time constant
-# of siw) and always asks for revision 2 without CRC, so the guest -> host
-# direction covers what siw can do: revision 2, CRC on or off as the
-# uiwarp responder chooses.  Host -> guest connections go through the
-# repo's fault proxy, which holds the octets towards siw 100 ms: siw 6.1
-# sends its MPA Reply before it reads FPDUs and loses a first FPDU (or
-# RTR) that comes at once (siw_proxy in siw_lib.sh).
+# siw as initiator always asks for revision 2 without CRC, and uses
+# peer-to-peer mode only when built so (a compile-time constant of siw:
+# siw_use_p2p swaps in such a build), so the guest -> host direction
+# covers what siw can do: revision 2, CRC on or off as the uiwarp
+# responder chooses, client-server and peer-to-peer with a Write or a
+# Read RTR.  Host -> guest connections use
+# --start-delay=100: siw 6.1 sends its MPA Reply before it reads FPDUs and
+# loses a first FPDU (or RTR) that comes at once (SIW_START_DELAY_MS in
+# siw_lib.sh).
 #
 # usage: test_siw_ping.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -38,7 +40,6 @@ source "$src/tests/interop/siw_lib.sh"
 [ -x "$ping" ] || siw_die "$ping is not built"
 siw_boot test_siw_ping 1 2
 P=${HOST_PORTS[0]}
-siw_proxy "$P"
 Q=${GUEST_PORTS[0]}
 Q2=${GUEST_PORTS[1]}
 
@@ -59,7 +60,7 @@ to_siw() {
 		show "$out.start" "$out.listen"
 		return
 	fi
-	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$PROXY_PORT" -V -d "$@" \
+	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$P" --start-delay="$SIW_START_DELAY_MS" -V -d "$@" \
 		> "$out.client" 2>&1
 	st=$?
 	job_wait "$JOB" 30 "$out.server"
@@ -97,7 +98,7 @@ name=markers-rejected
 out=$SIW_TMP/$name
 if job_start rping -s -a "$GUEST_ADDR" -p "$P" -v -C 1 > "$out.start" 2>&1 &&
    guest_wait_listen "$P" -t 30 > "$out.listen" 2>&1; then
-	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$PROXY_PORT" -C 1 --markers=on \
+	timeout -s KILL 60 "$ping" -c -a 127.0.0.1 -p "$P" --start-delay="$SIW_START_DELAY_MS" -C 1 --markers=on \
 		> "$out.client" 2>&1
 	st=$?
 	if [ "$st" -eq 1 ] && grep -q "rejected" "$out.client"; then

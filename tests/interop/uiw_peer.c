@@ -612,7 +612,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: uiw_peer -s|-c ADDR -p PORT [-n SIZES] [-t SECONDS] [--mpa-rev=1|2]\n"
-		"                [--crc=on|off] [--p2p=send|write|read]\n"
+		"                [--crc=on|off] [--p2p=send|write|read] [--start-delay=MS]\n"
 		"                [--mode=data|overrun|fetch-add|cmp-swap|immediate|write-imm|victim]\n"
 		"                [--expect=remote|local[:LAYER/ETYPE/ECODE]]\n");
 }
@@ -625,6 +625,7 @@ int main(int argc, char **argv)
 		{ "p2p", required_argument, NULL, 'P' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "expect", required_argument, NULL, 'E' },
+		{ "start-delay", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct up u = { .timeout_ms = 60000 };
@@ -684,6 +685,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			mode = (enum mode)i;
+			break;
+		case 'D':
+			cp.start_delay_ms = (uint16_t)atoi(optarg);
 			break;
 		case 'E':
 			i = sscanf(optarg, "%7[a-z]:%d/%d/%d", who, &exp_l,
