@@ -261,7 +261,15 @@ p2p-send    -              --rtr=send           send
 p2p-any     -              -                    write
 p2p-narrow  --rtr=read     --rtr=send,read      read
 p2p-nocrc   --crc=off      --crc=off;--rtr=read read
+p2p-delay   -              --start-delay=50     write
 EOF2
+
+# --start-delay: the client's first FPDU waits after the Reply, and the
+# pings go on as usual.
+name=start-delay
+if pingpong "$name" "-d" "-d -V -C 3 -S 4096 --start-delay=200"; then
+	summary "$name" 3 4096
+fi
 
 # A revision 1 server closes on a revision 2 Request (RFC 6581 §10).
 name=rev1-server
@@ -529,6 +537,8 @@ usage-noaddr    -c
 usage-norole    -a 127.0.0.1
 usage-crc       -s --crc=maybe
 usage-port      -s -p 70000
+usage-delay     -c -a 127.0.0.1 --start-delay=10001
+usage-delay-srv -s --start-delay=100
 EOF
 
 echo "$checks checks, $failures failed"
