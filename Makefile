@@ -48,10 +48,13 @@ fuzz: deps
 
 # Sanitizer builds, each in its own directory.  check-asan (part of `make
 # check`): unit, loopback and conformance tests under ASan+UBSan.  tsan (not
-# part of check): the loopback tests under ThreadSanitizer.
+# part of check): the unit, loopback, conformance and fault-proxy tests
+# under ThreadSanitizer; any report not in tests/tsan.supp (each entry
+# explained there and in docs/sanitizers.md) makes the test, and so make
+# tsan, fail (exitcode 66).
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-.PHONY: check-asan tsan
+.PHONY: check-asan tsan valgrind
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DUIW_SANITIZE=address,undefined $(CMAKE_FLAGS)
@@ -69,5 +72,14 @@ $(TSAN_BUILD)/CMakeCache.txt:
 tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && \
-	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" \
-	ctest --output-on-failure -j $(JOBS) -L loopback
+	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp exitcode=66 halt_on_error=0 second_deadlock_stack=1" \
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|faultproxy'
+
+# valgrind (memcheck): the 256-QP soak and every other loopback test of
+# the normal build; any memory error or definite or indirect leak fails.
+# The same script is a ctest entry (label valgrind) of `make check`.
+# VALGRIND_SOAK_PAIRS connections for the soak (two QPs each, 1-128).
+VALGRIND_SOAK_PAIRS ?= 128
+valgrind: build
+	UIW_SOAK_PAIRS=$(VALGRIND_SOAK_PAIRS) \
+	bash tests/valgrind/test_valgrind.sh $(BUILD) $(CURDIR)

@@ -3,7 +3,7 @@
 # Run as root; does nothing when everything is present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libisal-dev libcmocka-dev tshark
-      iproute2 procps clang libclang-rt-dev)
+      iproute2 procps clang libclang-rt-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

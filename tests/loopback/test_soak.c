@@ -1,5 +1,6 @@
 /*
- * Soak: 128 connections, 256 QPs on one device, every client on one
+ * Soak: 128 connections (or $UIW_SOAK_PAIRS, 1 to 128: fewer for slow
+ * runs such as valgrind's), 256 QPs on one device, every client on one
  * shared CQ and every server on another.  Each round every connection
  * carries a Write, a Send and a Read from the client and a Send from
  * the server, with lengths that differ between connections and rounds;
@@ -27,7 +28,7 @@
 #define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
 		 UIW_ACCESS_REMOTE_READ)
 
-#define NPAIRS 128
+#define NPAIRS_MAX 128
 #define ROUNDS 12
 #define MAXLEN (32u * 1024u)
 
@@ -48,8 +49,9 @@ struct soak {
 	struct uiw_device *dev;
 	struct lbu_listener lst;
 	struct uiw_cq *ccq, *scq;
-	struct conn c[NPAIRS];
+	struct conn c[NPAIRS_MAX];
 	int nconn;
+	int npairs;			/* connections to make */
 };
 
 static size_t len_of(int pair, int round, int k)
@@ -74,12 +76,30 @@ static uint64_t wrid(int pair, int round, int k)
 	return (uint64_t)pair << 16 | (uint64_t)round << 8 | (uint64_t)k;
 }
 
-static int raise_nofile(void)
+/* $UIW_SOAK_PAIRS, or NPAIRS_MAX; -1 if it is not a number in range. */
+static int soak_pairs(void)
+{
+	const char *v = getenv("UIW_SOAK_PAIRS");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return NPAIRS_MAX;
+	n = strtol(v, &end, 10);
+	if (*end || n < 1 || n > NPAIRS_MAX) {
+		print_error("UIW_SOAK_PAIRS=%s: expected 1 to %d\n", v,
+			    NPAIRS_MAX);
+		return -1;
+	}
+	return (int)n;
+}
+
+static int raise_nofile(int npairs)
 {
 	struct rlimit rl;
 	/* Two sockets and a few descriptors (CQ and channel notification)
 	 * per connection, and some spare. */
-	rlim_t need = NPAIRS * 8 + 256;
+	rlim_t need = (rlim_t)npairs * 8 + 256;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return -1;
@@ -98,13 +118,15 @@ static int raise_nofile(void)
 static int setup(void **state)
 {
 	struct soak *s;
+	int npairs = soak_pairs();
 
-	if (raise_nofile() < 0)
+	if (npairs < 0 || raise_nofile(npairs) < 0)
 		return -1;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -1;
 	*state = s;
+	s->npairs = npairs;
 	s->dev = uiw_device_open(NULL);
 	if (!s->dev) {
 		print_error("uiw_device_open: %s\n", uiw_last_error());
@@ -115,8 +137,8 @@ static int setup(void **state)
 		return -1;
 	}
 	/* Per round at most 4 completions per client and 2 per server. */
-	s->ccq = uiw_cq_create(s->dev, NPAIRS * 4 + 64);
-	s->scq = uiw_cq_create(s->dev, NPAIRS * 2 + 64);
+	s->ccq = uiw_cq_create(s->dev, npairs * 4 + 64);
+	s->scq = uiw_cq_create(s->dev, npairs * 2 + 64);
 	if (!s->ccq || !s->scq) {
 		print_error("uiw_cq_create: %s\n", uiw_last_error());
 		return -1;
@@ -323,7 +345,7 @@ static void test_soak_256_qps(void **state)
 	int64_t t0 = lbu_now_ms(), t1, t2;
 	int i, r;
 
-	for (i = 0; i < NPAIRS; i++) {
+	for (i = 0; i < s->npairs; i++) {
 		struct conn *c = &s->c[i];
 
 		lbu_opts_init(&o);
@@ -349,11 +371,11 @@ static void test_soak_256_qps(void **state)
 	}
 	t1 = lbu_now_ms();
 	for (r = 0; r < ROUNDS; r++) {
-		for (i = 0; i < NPAIRS; i++)
+		for (i = 0; i < s->npairs; i++)
 			post_round(s, i, r);
 		wait_round(s, r);
 	}
-	for (i = 0; i < NPAIRS; i++) {
+	for (i = 0; i < s->npairs; i++) {
 		assert_int_equal(lbu_qp_state(&s->c[i].p.cli, NULL),
 				 UIW_QPS_RTS);
 		assert_int_equal(lbu_qp_state(&s->c[i].p.srv, NULL),
@@ -362,10 +384,11 @@ static void test_soak_256_qps(void **state)
 	t2 = lbu_now_ms();
 	/* Graceful teardown of every connection, checked here rather than
 	 * only in the fixture. */
-	for (i = 0; i < NPAIRS; i++)
+	for (i = 0; i < s->npairs; i++)
 		LBU_OK(lbu_pair_disconnect(&s->c[i].p));
-	print_message("soak: connect %" PRId64 " ms, %d rounds %" PRId64
-		      " ms, disconnect %" PRId64 " ms\n", t1 - t0, ROUNDS,
+	print_message("soak: %d QPs, connect %" PRId64 " ms, %d rounds %" PRId64
+		      " ms, disconnect %" PRId64 " ms\n", 2 * s->npairs,
+		      t1 - t0, ROUNDS,
 		      t2 - t1, lbu_now_ms() - t2);
 }
 
