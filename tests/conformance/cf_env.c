@@ -934,3 +934,18 @@ int cf_read_resp(struct cf_env *e, uint32_t sink_stag, uint64_t sink_to,
 		}
 	}
 }
+
+int cf_state_new(void **state)
+{
+	*state = calloc(1, sizeof(struct cf_env));
+	return *state ? 0 : -1;
+}
+
+int cf_state_free(void **state)
+{
+	struct cf_env *e = *state;
+	int rc = cf_close(e);
+
+	free(e);
+	return rc;
+}

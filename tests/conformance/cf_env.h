@@ -224,4 +224,10 @@ int cf_expect_closed_llp(struct cf_env *e, uiw_err_t err);
 int cf_read_resp(struct cf_env *e, uint32_t sink_stag, uint64_t sink_to,
 		 const uint8_t *src, size_t len, size_t *got);
 
+/* cmocka fixtures: the test's state is a zeroed struct cf_env; after
+ * the test cf_close checks the end of the connection, then it is freed
+ * (the fixture fails when cf_close does). */
+int cf_state_new(void **state);
+int cf_state_free(void **state);
+
 #endif

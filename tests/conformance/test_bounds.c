@@ -26,21 +26,6 @@
 #define SINK_STAG 0x00c0ffeeu
 #define SINK_TO   0x0000100000002000ull
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t ubuf[256];
 
 /* The next queue-1 message (a Read or an Atomic Request) into ubuf, its
@@ -159,9 +144,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ird_mixed_atomic_beyond,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 		cmocka_unit_test_setup_teardown(test_ird_mixed_read_beyond,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 	};
 
 	return cmocka_run_group_tests_name("conformance: bounds", tests,

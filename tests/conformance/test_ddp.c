@@ -22,21 +22,6 @@
 
 #include "cf_env.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t ubuf[66000];
 
 static void open_std(struct cf_env *e, int nrecv)
@@ -435,7 +420,7 @@ static void test_first_error_captured(void **state)
 	CF_OK(cf_expect_term(e, &x));
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, cf_state_new, cf_state_free)
 
 int main(void)
 {

@@ -22,21 +22,6 @@
 
 #include "cf_env.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t fbuf[70000];
 static uint8_t ubuf[66000];
 
@@ -511,38 +496,38 @@ static void test_fpdu_unaligned(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_crc_bad_responder, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_crc_bad_initiator, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_crc_bad_payload, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_crc_wins_over_ddp, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_crc_bad_responder, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_crc_bad_initiator, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_crc_bad_payload, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_crc_wins_over_ddp, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_crc_bad_read_request,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 		cmocka_unit_test_setup_teardown(test_crc_first_fpdu_responder,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_marker_bad_fpduptr, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_marker_bad_leading, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_marker_bad_fpduptr, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_marker_bad_leading, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_marker_reserved_ignored,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_len_overrun_crc, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_len_short_crc, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_len_overrun_markers, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_ulpdu_short_tagged, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_len_overrun_crc, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_len_short_crc, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_len_overrun_markers, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_ulpdu_short_tagged, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_ulpdu_short_untagged,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fin_mid_fpdu, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_fpdu_unaligned, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_fin_mid_fpdu, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_fpdu_unaligned, cf_state_new,
+						cf_state_free),
 	};
 
 	return cmocka_run_group_tests_name("conformance: MPA framing", tests,

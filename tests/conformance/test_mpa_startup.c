@@ -22,21 +22,6 @@
 
 #include "cf_env.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 /* ---- helpers ---------------------------------------------------------- */
 
 static const uint8_t key_bad[16] = "MPA ID Req Frxme";
@@ -563,46 +548,46 @@ static void test_negotiate_initiator(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_req_bad_key, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_reply_key, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_unknown_rev, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_pd_too_long, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_pd_short, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_extra_octets, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_req_bad_key, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_reply_key, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_unknown_rev, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_pd_too_long, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_pd_short, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_extra_octets, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_req_extra_after_announce,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_req_never_sent, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_req_partial, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_never_sent, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_req_partial, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_req_res_bits_ignored,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reject_sends_r, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_reject_sends_r, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_negotiate_responder,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_negotiate_crc_off, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_r_set, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_bad_key, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_request_key, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_unknown_rev, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_pd_too_long, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_rep_never_sent, setup,
-						teardown),
+						cf_state_new, cf_state_free),
+		cmocka_unit_test_setup_teardown(test_negotiate_crc_off, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_r_set, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_bad_key, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_request_key, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_unknown_rev, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_pd_too_long, cf_state_new,
+						cf_state_free),
+		cmocka_unit_test_setup_teardown(test_rep_never_sent, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_negotiate_initiator,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 	};
 
 	return cmocka_run_group_tests_name("conformance: MPA startup", tests,

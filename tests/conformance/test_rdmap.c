@@ -21,21 +21,6 @@
 #include "rnic/dev.h"
 #include "rnic/mr.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t ubuf[66000];
 
 static void open_env(struct cf_env *e, bool outstanding, uint32_t ird,
@@ -685,7 +670,7 @@ static void test_r_terminate_received(void **state)
 	CF_OK(cf_expect_closed_remote(e, UIW_E_RDMAP_INVALID_STAG));
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, cf_state_new, cf_state_free)
 
 int main(void)
 {

@@ -20,21 +20,6 @@
 #include "cf_env.h"
 #include "wire/atomic.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t ubuf[66000];
 
 static void open_env(struct cf_env *e, uint32_t ird, size_t big_len,
@@ -520,7 +505,7 @@ static void test_tx_imm(void **state)
 	CF_OK(cf_wait_wc(e, e->scq, 0xb0, UIW_WC_SUCCESS, NULL));
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, cf_state_new, cf_state_free)
 
 int main(void)
 {

@@ -27,21 +27,6 @@
 #include "rnic/dev.h"
 #include "rnic/mr.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 static uint8_t ubuf[256];
 
 /* ---- STag values (rule 8) ---------------------------------------------- */
@@ -377,12 +362,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sec_stag_unpredictable),
-		cmocka_unit_test_setup_teardown(test_sec_dereg_revokes, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_sec_dereg_revokes, cf_state_new,
+						cf_state_free),
 		cmocka_unit_test_setup_teardown(test_sec_local_inv_revokes,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 		cmocka_unit_test_setup_teardown(test_sec_remote_inv_shared_stag,
-						setup, teardown),
+						cf_state_new, cf_state_free),
 		cmocka_unit_test_setup_teardown(test_sec_cq_overflow_isolated,
 						setup_two, teardown_two),
 	};

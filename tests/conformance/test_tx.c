@@ -21,21 +21,6 @@
 
 #include "cf_env.h"
 
-static int setup(void **state)
-{
-	*state = calloc(1, sizeof(struct cf_env));
-	return *state ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	struct cf_env *e = *state;
-	int rc = cf_close(e);
-
-	free(e);
-	return rc;
-}
-
 #define BIG (256u << 10)
 #define MSG 150000u
 
@@ -367,7 +352,7 @@ static void test_tx_responder_waits(void **state)
 	CF_OK(cf_check_mem(e));
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(test_##name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(test_##name, cf_state_new, cf_state_free)
 
 int main(void)
 {
