@@ -964,6 +964,19 @@ static void test_api(void **state)
 
 /* ---- A raw initiator: the rows of "siw as responder" ------------------ */
 
+/* The raw initiator hangs up: our side sees DISCONNECTED; both ends and
+ * the listener go. */
+static void raw_hang_up(int fd, struct lst *l, struct end *s)
+{
+	struct uiw_cm_event ev;
+
+	close(fd);
+	expect_event(l->ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	end_close(s);
+	lst_close(l);
+}
+
+
 struct row {
 	const char *what;
 	const char *req;            /* flags rev PD_Length pd (hex) */
@@ -1072,10 +1085,7 @@ static void run_row(const struct row *r)
 	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	/* RFC 5044 §7.1.2 rule 4: nothing before our first FPDU. */
 	raw_quiet(fd);
-	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&s);
-	lst_close(&l);
+	raw_hang_up(fd, &l, &s);
 }
 
 static void test_raw_siw_rows(void **state)
@@ -1151,10 +1161,7 @@ static void raw_siw_initiator(bool crc)
 	cq_empty(s.cq);
 	assert_int_equal(qp_attr(s.qp).state, UIW_QPS_RTS);
 	assert_int_equal(qp_attr(s.qp).ord, 1);
-	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&s);
-	lst_close(&l);
+	raw_hang_up(fd, &l, &s);
 }
 
 static void test_raw_siw_initiator_rtr(void **state)
@@ -1218,10 +1225,7 @@ static void raw_initiator_rtr(uint8_t t)
 	ws_send_msg(&ws, t == UIW_RTR_SEND ? 2 : 1, "data", 4);
 	expect_wc(s.cq, 5, UIW_WC_SUCCESS, 4);
 	cq_empty(s.cq);
-	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&s);
-	lst_close(&l);
+	raw_hang_up(fd, &l, &s);
 }
 
 static void test_raw_initiator_read_send_rtr(void **state)
@@ -1545,10 +1549,7 @@ static void raw_initiator_term(bool send_first, const char *ctrl4,
 	ws_term(&ws, ctrl4);
 	expect_remote_term(s.cq, send_first ? 6 : 5, layer, etype, ecode);
 	raw_expect_closed(fd);
-	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&s);
-	lst_close(&l);
+	raw_hang_up(fd, &l, &s);
 }
 
 static void test_siw_layout_setup_codes(void **state)
