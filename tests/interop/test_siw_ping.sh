@@ -157,37 +157,36 @@ server_check() {
 	ok "$name: the uiwarp-ping server served $# rping clients: $(grep -c ' pings, ' "$f") ping summaries, no failure"
 }
 
+# serve_from_siw NAME PORT "SERVER_OPTS" EXPECT SIZE:"RPING_ARGS"...: a
+# persistent uiwarp-ping server with SERVER_OPTS on PORT, one rping -c
+# in the guest per SIZE:ARGS (from_siw NAME-SIZE), then the server's
+# account: every connection's line must match EXPECT.
+serve_from_siw() {
+	local name=$1 port=$2 sopts=$3 expect=$4 spec spid exps=()
+	shift 4
+	# shellcheck disable=SC2086
+	if ! host_listen "srv-$name" 300 "listening on" "$ping" -s -P -d $sopts \
+		-a 127.0.0.1 -p "$port"; then
+		bad "$name: uiwarp-ping -s did not start"
+		show "$SIW_TMP/srv-$name.out" "$SIW_TMP/srv-$name.err"
+		return
+	fi
+	spid=$HOST_PID
+	for spec in "$@"; do
+		from_siw "$name-${spec%%:*}" "$port" "${spec#*:}"
+		exps+=("$expect")
+	done
+	kill "$spid"
+	host_wait "$spid"
+	server_check "$name" "$SIW_TMP/srv-$name.out" "${exps[@]}"
+}
+
 # A persistent server with the defaults: CRC on in its Reply (siw asks for
 # none but honours the responder's C bit).
-if host_listen srv-crc 300 "listening on" "$ping" -s -P -d -a 127.0.0.1 -p "$Q"; then
-	spid=$HOST_PID
-	from_siw from-siw-crc-64 "$Q" "-S 64 -C 5"
-	from_siw from-siw-crc-4096 "$Q" "-S 4096 -C 3"
-	from_siw from-siw-crc-65535 "$Q" "-S 65535 -C 2"
-	kill "$spid"
-	host_wait "$spid"
-	server_check from-siw-crc "$SIW_TMP/srv-crc.out" \
-		"MPA revision 2, CRC on, .*peer-to-peer off" \
-		"MPA revision 2, CRC on, .*peer-to-peer off" \
-		"MPA revision 2, CRC on, .*peer-to-peer off"
-else
-	bad "from-siw-crc: uiwarp-ping -s did not start"
-	show "$SIW_TMP/srv-crc.out" "$SIW_TMP/srv-crc.err"
-fi
-
-if host_listen srv-nocrc 300 "listening on" "$ping" -s -P -d --crc=off -a 127.0.0.1 -p "$Q2"; then
-	spid=$HOST_PID
-	from_siw from-siw-nocrc-1000 "$Q2" "-S 1000 -C 3"
-	from_siw from-siw-nocrc-65535 "$Q2" "-S 65535 -C 1"
-	kill "$spid"
-	host_wait "$spid"
-	server_check from-siw-nocrc "$SIW_TMP/srv-nocrc.out" \
-		"MPA revision 2, CRC off, .*peer-to-peer off" \
-		"MPA revision 2, CRC off, .*peer-to-peer off"
-else
-	bad "from-siw-nocrc: uiwarp-ping -s did not start"
-	show "$SIW_TMP/srv-nocrc.out" "$SIW_TMP/srv-nocrc.err"
-fi
+serve_from_siw from-siw-crc "$Q" "" "MPA revision 2, CRC on, .*peer-to-peer off" \
+	"64:-S 64 -C 5" "4096:-S 4096 -C 3" "65535:-S 65535 -C 2"
+serve_from_siw from-siw-nocrc "$Q2" "--crc=off" "MPA revision 2, CRC off, .*peer-to-peer off" \
+	"1000:-S 1000 -C 3" "65535:-S 65535 -C 1"
 
 # A responder limited to revision 1 closes a revision 2 Request without a
 # Reply (RFC 5044 §7.1.1 Rev); siw does not fall back to revision 1, so
@@ -221,34 +220,13 @@ fi
 # keeps, and the RTR never reaches uiwarp-ping.
 if siw_use_p2p; then
 	SIW_AFTER_RESTART=siw_use_p2p
-	if host_listen srv-p2p 300 "listening on" "$ping" -s -P -d -a 127.0.0.1 -p "$Q"; then
-		spid=$HOST_PID
-		from_siw from-siw-p2p-64 "$Q" "-S 64 -C 3"
-		from_siw from-siw-p2p-65535 "$Q" "-S 65535 -C 2"
-		kill "$spid"
-		host_wait "$spid"
-		server_check from-siw-p2p "$SIW_TMP/srv-p2p.out" \
-			"MPA revision 2, CRC on, .*peer-to-peer on, RTR write" \
-			"MPA revision 2, CRC on, .*peer-to-peer on, RTR write"
-	else
-		bad "from-siw-p2p: uiwarp-ping -s did not start"
-		show "$SIW_TMP/srv-p2p.out" "$SIW_TMP/srv-p2p.err"
-	fi
+	serve_from_siw from-siw-p2p "$Q" "" "MPA revision 2, CRC on, .*peer-to-peer on, RTR write" \
+		"64:-S 64 -C 3" "65535:-S 65535 -C 2"
 	# A server that accepts only a Read RTR: siw opens with a
 	# zero-length RDMA Read, answered by a zero-length Read Response.
-	if host_listen srv-p2p-read 300 "listening on" "$ping" -s -P -d --crc=off --rtr=read -a 127.0.0.1 -p "$Q2"; then
-		spid=$HOST_PID
-		from_siw from-siw-p2p-read-1000 "$Q2" "-S 1000 -C 3"
-		from_siw from-siw-p2p-read-4096 "$Q2" "-S 4096 -C 2"
-		kill "$spid"
-		host_wait "$spid"
-		server_check from-siw-p2p-read "$SIW_TMP/srv-p2p-read.out" \
-			"MPA revision 2, CRC off, .*peer-to-peer on, RTR read" \
-			"MPA revision 2, CRC off, .*peer-to-peer on, RTR read"
-	else
-		bad "from-siw-p2p-read: uiwarp-ping -s did not start"
-		show "$SIW_TMP/srv-p2p-read.out" "$SIW_TMP/srv-p2p-read.err"
-	fi
+	serve_from_siw from-siw-p2p-read "$Q2" "--crc=off --rtr=read" \
+		"MPA revision 2, CRC off, .*peer-to-peer on, RTR read" \
+		"1000:-S 1000 -C 3" "4096:-S 4096 -C 2"
 else
 	bad "from-siw-p2p: siw.ko with peer_to_peer on could not replace siw.ko"
 fi

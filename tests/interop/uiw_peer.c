@@ -608,6 +608,20 @@ static void disconnect(struct up *u)
 				break;
 }
 
+/* After our BYE the guest hangs up first: siw 6.1 may still be reaping
+ * the completion of its last Send (whose octets we already have), and a
+ * connection we end at that moment fails that Send there with a local
+ * QP operation error.  Bounded: then we hang up ourselves. */
+static void await_hang_up(struct up *u, double secs)
+{
+	double end = now() + secs;
+
+	u->closing = 1;
+	while (!u->gone && now() < end)
+		if (progress(u, end, "waiting for the peer to hang up"))
+			break;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -725,9 +739,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (mode == MODE_DATA) {
 		rc = peer_run_script(&e, sizes, nsizes);
-		if (!rc)
+		if (!rc) {
 			printf("uiw_peer: %d sizes x %d steps done\n", nsizes,
 			       STEP_LAST);
+			await_hang_up(&u, 10);
+		}
 	} else {
 		struct peer_ctl r;
 
