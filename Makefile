@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean
+.PHONY: all deps build check demo interop install clean bench
 
 all: build
 
@@ -31,6 +31,12 @@ demo: build
 interop: build
 	@bash tests/interop/deps.sh
 	cd $(BUILD) && ctest --output-on-failure -L interop
+
+# The performance report (bench/perf.sh: uiwarp-perf against raw TCP and
+# libfabric's tcp provider; writes bench/perf-latest.md and the plots).
+# Never part of check; installs its own packages (bench/deps.sh).
+bench: build
+	@BUILD=$(abspath $(BUILD)) bash bench/perf.sh
 
 install: build
 	cmake --install $(BUILD)

@@ -43,220 +43,65 @@
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
 
-#define TIMEOUT_MS 30000
-#define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
-		 UIW_ACCESS_REMOTE_READ | UIW_ACCESS_REMOTE_ATOMIC)
+#include "tool_conn.h"
+
+#define TIMEOUT_MS UIW_TOOL_TIMEOUT_MS
+#define ACC_ALL UIW_TOOL_ACC_ALL
 #define BUF_LEN (1024 * 1024)
 #define MAX_QPS 64
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "uiwarp-atomicbench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc < 0)
-		die("%s: %s (%s)", what, strerror(-rc), uiw_last_error());
-}
-
-static void *check_ptr(void *p, const char *what)
-{
-	if (!p)
-		die("%s: %s (%s)", what, strerror(errno), uiw_last_error());
-	return p;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define die uiw_tool_die
+#define check uiw_tool_check
+#define check_ptr uiw_tool_check_ptr
+#define now_s uiw_tool_now
 
 /* ---- Ends and connections ------------------------------------------------ */
 
-struct end {
-	const char *name;
-	struct uiw_device *dev;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct uiw_qp *qp;
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *id;
-	struct uiw_qp_attr attr;
-	uint8_t *buf;               /* BUF_LEN, registered as mr */
-	struct uiw_mr *mr;
-};
-
 /* An end on dev/pd (shared), with its own CQ, QP and buffer. */
-static void end_init(struct end *e, const char *name, struct uiw_device *dev,
-		     struct uiw_pd *pd, int depth)
+static void end_init(struct uiw_tool_end *e, const char *name,
+		     struct uiw_device *dev, struct uiw_pd *pd, int depth)
 {
-	struct uiw_qp_init_attr ia;
-	void *mem = NULL;
+	struct uiw_tool_end_cfg cfg = {
+		.dev = dev,
+		.pd = pd,
+		.cqe = 2 * depth + 64,
+		.cap = {
+			.max_send_wr = (uint32_t)depth + 16,
+			.max_recv_wr = (uint32_t)depth + 16,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.sq_sig_all = 1,
+		.buf_len = BUF_LEN,
+		.access = ACC_ALL,
+	};
 
-	memset(e, 0, sizeof(*e));
-	e->name = name;
-	e->dev = dev;
-	e->pd = pd;
-	e->cq = check_ptr(uiw_cq_create(dev, 2 * depth + 64),
-			  "uiw_cq_create");
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = ia.recv_cq = e->cq;
-	ia.cap.max_send_wr = (uint32_t)depth + 16;
-	ia.cap.max_recv_wr = (uint32_t)depth + 16;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = 1;
-	e->qp = check_ptr(uiw_qp_create(pd, &ia), "uiw_qp_create");
-	if (posix_memalign(&mem, 4096, BUF_LEN))
-		die("out of memory");
-	e->buf = mem;
-	memset(e->buf, 0, BUF_LEN);
-	e->mr = check_ptr(uiw_reg_mr(pd, e->buf, BUF_LEN, ACC_ALL),
-			  "uiw_reg_mr");
+	uiw_tool_end_init(e, name, &cfg);
 }
 
-static void end_free(struct end *e)
-{
-	if (e->id)
-		check(uiw_cm_destroy_id(e->id), "uiw_cm_destroy_id");
-	check(uiw_qp_destroy(e->qp), "uiw_qp_destroy");
-	check(uiw_dereg_mr(e->mr), "uiw_dereg_mr");
-	check(uiw_cq_destroy(e->cq), "uiw_cq_destroy");
-	if (e->ch)
-		check(uiw_cm_channel_destroy(e->ch), "uiw_cm_channel_destroy");
-	free(e->buf);
-}
-
-static void wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
-		       struct uiw_cm_event *out)
-{
-	struct uiw_cm_event ev;
-	int rc;
-
-	for (;;) {
-		rc = uiw_cm_get_event(ch, &ev, TIMEOUT_MS);
-		if (rc == -ETIMEDOUT)
-			die("no %s event within %d ms", uiw_cm_event_str(t),
-			    TIMEOUT_MS);
-		check(rc, "uiw_cm_get_event");
-		if (ev.type == t)
-			break;
-		if (ev.type == UIW_CM_EVENT_TIMEWAIT_EXIT)
-			continue;
-		die("expected %s, got %s (status %d)", uiw_cm_event_str(t),
-		    uiw_cm_event_str(ev.type), ev.status);
-	}
-	if (out)
-		*out = ev;
-}
-
-struct listener {
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *id;
-	uint16_t port;
-};
-
-static void listen_on(struct listener *l, struct uiw_device *dev,
-		      unsigned port)
-{
-	struct sockaddr_storage ss;
-	struct sockaddr_in sin;
-
-	l->ch = check_ptr(uiw_cm_channel_create(dev), "uiw_cm_channel_create");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
-	check(uiw_cm_listen(l->ch, (struct sockaddr *)&sin, sizeof(sin),
-			    MAX_QPS, &l->id), "uiw_cm_listen");
-	check(uiw_cm_local_addr(l->id, &ss), "uiw_cm_local_addr");
-	l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-}
-
-static void listen_close(struct listener *l)
-{
-	check(uiw_cm_destroy_id(l->id), "uiw_cm_destroy_id");
-	check(uiw_cm_channel_destroy(l->ch), "uiw_cm_channel_destroy");
-}
-
-static void connect_ends(struct end *c, struct end *s, struct listener *l,
-			 enum uiw_opt crc, enum uiw_opt markers)
+static void connect_ends(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			 struct uiw_tool_listener *l, enum uiw_opt crc,
+			 enum uiw_opt markers)
 {
 	struct uiw_conn_param p;
-	struct sockaddr_in sin;
-	struct uiw_cm_event ev;
 
 	memset(&p, 0, sizeof(p));
 	p.crc = crc;
 	p.markers = markers;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(l->port);
-	c->ch = check_ptr(uiw_cm_channel_create(c->dev),
-			  "uiw_cm_channel_create");
-	check(uiw_cm_connect(c->ch, c->qp, (struct sockaddr *)&sin,
-			     sizeof(sin), &p, &c->id), "uiw_cm_connect");
-	wait_event(l->ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
-	s->id = ev.id;
-	check(uiw_cm_accept(s->id, s->qp, &p), "uiw_cm_accept");
-	wait_event(c->ch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	wait_event(l->ch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	check(uiw_qp_query(c->qp, &c->attr), "uiw_qp_query");
-	check(uiw_qp_query(s->qp, &s->attr), "uiw_qp_query");
-	if (c->attr.state != UIW_QPS_RTS || s->attr.state != UIW_QPS_RTS)
-		die("QPs not in RTS after ESTABLISHED");
-}
-
-static void disconnect_ends(struct end *c, struct listener *l)
-{
-	check(uiw_cm_disconnect(c->id), "uiw_cm_disconnect");
-	wait_event(c->ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-	wait_event(l->ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	uiw_tool_connect_pair(c, s, l, &p);
 }
 
 /* ---- Work requests ------------------------------------------------------- */
 
-static struct uiw_wc wait_wc(struct end *e)
+static struct uiw_wc wait_wc(struct uiw_tool_end *e)
 {
-	struct pollfd pfd = { .fd = uiw_cq_fd(e->cq), .events = POLLIN };
 	struct uiw_wc wc;
-	int rc;
 
-	for (;;) {
-		rc = uiw_cq_poll(e->cq, 1, &wc);
-		check(rc, "uiw_cq_poll");
-		if (rc == 1)
-			return wc;
-		check(uiw_cq_req_notify(e->cq, 0), "uiw_cq_req_notify");
-		rc = uiw_cq_poll(e->cq, 1, &wc);
-		check(rc, "uiw_cq_poll");
-		if (rc == 1)
-			return wc;
-		rc = poll(&pfd, 1, TIMEOUT_MS);
-		if (rc == 0)
-			die("%s: no completion within %d ms", e->name,
-			    TIMEOUT_MS);
-		if (rc < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		if (rc > 0)
-			uiw_cq_ack_events(e->cq);
-	}
+	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
+	return wc;
 }
 
-static struct uiw_wc expect(struct end *e, uint64_t id, int op)
+static struct uiw_wc expect(struct uiw_tool_end *e, uint64_t id, int op)
 {
 	struct uiw_wc wc = wait_wc(e);
 
@@ -269,8 +114,8 @@ static struct uiw_wc expect(struct end *e, uint64_t id, int op)
 }
 
 /* One send WR with at most one SGE (len 0: none). */
-static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
-		 unsigned flags, size_t off, size_t len, const struct end *peer,
+static void post(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
+		 unsigned flags, size_t off, size_t len, const struct uiw_tool_end *peer,
 		 size_t roff, uint64_t ca, uint64_t swap, uint64_t cam,
 		 uint64_t sm, uint64_t imm)
 {
@@ -312,21 +157,7 @@ static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
 	check(rc, "uiw_post_send");
 }
 
-static void post_recv(struct end *e, uint64_t id, size_t off, size_t len)
-{
-	struct uiw_sge sge = {
-		.addr = (uint64_t)(uintptr_t)(e->buf + off),
-		.length = (uint32_t)len,
-		.lkey = e->mr->lkey,
-	};
-	struct uiw_recv_wr wr = {
-		.wr_id = id, .sg_list = len ? &sge : NULL, .num_sge = len ? 1 : 0,
-	};
-
-	check(uiw_post_recv(e->qp, &wr, NULL), "uiw_post_recv");
-}
-
-static uint64_t get64(const struct end *e, size_t off)
+static uint64_t get64(const struct uiw_tool_end *e, size_t off)
 {
 	uint64_t v;
 
@@ -334,7 +165,7 @@ static uint64_t get64(const struct end *e, size_t off)
 	return v;
 }
 
-static void put64(struct end *e, size_t off, uint64_t v)
+static void put64(struct uiw_tool_end *e, size_t off, uint64_t v)
 {
 	memcpy(e->buf + off, &v, 8);
 }
@@ -357,7 +188,7 @@ static unsigned multi;
 static uint64_t next_id = 1;
 
 /* An atomic from a on b's word at off, verified against want. */
-static void wire_atomic(struct end *a, struct end *b, enum uiw_wr_opcode op,
+static void wire_atomic(struct uiw_tool_end *a, struct uiw_tool_end *b, enum uiw_wr_opcode op,
 			bool masked, size_t off, uint64_t orig, uint64_t ca,
 			uint64_t swap, uint64_t cam, uint64_t sm, uint64_t want)
 {
@@ -379,7 +210,7 @@ static void wire_atomic(struct end *a, struct end *b, enum uiw_wr_opcode op,
 
 /* Immediate Data from a to b, alone (write false) or after a Write of
  * wlen octets. */
-static void wire_imm(struct end *a, struct end *b, bool se, bool write,
+static void wire_imm(struct uiw_tool_end *a, struct uiw_tool_end *b, bool se, bool write,
 		     size_t wlen)
 {
 	uint64_t id = next_id++, imm = 0x1122334400000000ull + id;
@@ -391,7 +222,7 @@ static void wire_imm(struct end *a, struct end *b, bool se, bool write,
 	for (i = 0; i < wlen; i++)
 		a->buf[4096 + i] = (uint8_t)(id + i * 7);
 	memset(b->buf + 65536, 0, wlen + 1);
-	post_recv(b, id, 0, 0);
+	uiw_tool_post_recv(b, id, 0, 0);
 	post(a, id, write ? UIW_WR_RDMA_WRITE_WITH_IMM : UIW_WR_IMMEDIATE,
 	     se ? UIW_SEND_SOLICITED : 0, 4096, wlen, write ? b : NULL, 65536,
 	     0, 0, 0, 0, imm);
@@ -415,7 +246,7 @@ static void wire_imm(struct end *a, struct end *b, bool se, bool write,
 	counts[se ? OP_IMM_SE : OP_IMM]++;
 }
 
-static void wire_read(struct end *a, struct end *b, size_t len)
+static void wire_read(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 {
 	uint64_t id = next_id++;
 
@@ -430,12 +261,12 @@ static void wire_read(struct end *a, struct end *b, size_t len)
 	counts[OP_READ_RESP]++;
 }
 
-static void wire_send(struct end *a, struct end *b, size_t len)
+static void wire_send(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 {
 	uint64_t id = next_id++;
 	struct uiw_wc wc;
 
-	post_recv(b, id, 8192, 4096);
+	uiw_tool_post_recv(b, id, 8192, 4096);
 	post(a, id, UIW_WR_SEND, 0, 8192, len, NULL, 0, 0, 0, 0, 0, 0);
 	expect(a, id, UIW_WC_SEND);
 	wc = expect(b, id, UIW_WC_RECV);
@@ -444,7 +275,7 @@ static void wire_send(struct end *a, struct end *b, size_t len)
 	counts[OP_SEND]++;
 }
 
-static void wire_session(struct end *c, struct end *s)
+static void wire_session(struct uiw_tool_end *c, struct uiw_tool_end *s)
 {
 	static const size_t wlens[] = { 0, 1, 100, 4096, 70000 };
 	size_t i;
@@ -486,8 +317,8 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 {
 	struct uiw_device *sdev, *cdev;
 	struct uiw_pd *spd, *cpd;
-	struct listener l;
-	struct end c, s;
+	struct uiw_tool_listener l;
+	struct uiw_tool_end c, s;
 	char line[64];
 	int i;
 
@@ -495,7 +326,7 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	cdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	spd = check_ptr(uiw_pd_alloc(sdev), "uiw_pd_alloc");
 	cpd = check_ptr(uiw_pd_alloc(cdev), "uiw_pd_alloc");
-	listen_on(&l, sdev, port);
+	uiw_tool_listen(&l, sdev, AF_INET, port, MAX_QPS);
 	printf("port %u\n", l.port);
 	fflush(stdout);
 	if (wait_stdin && !fgets(line, sizeof(line), stdin))
@@ -505,9 +336,9 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	end_init(&c, "client", cdev, cpd, 16);
 	connect_ends(&c, &s, &l, crc, markers);
 	wire_session(&c, &s);
-	disconnect_ends(&c, &l);
-	end_free(&c);
-	end_free(&s);
+	uiw_tool_disconnect_pair(&c, &l);
+	uiw_tool_end_free(&c);
+	uiw_tool_end_free(&s);
 
 	/* A second connection: a misaligned CmpSwap gets the Terminate
 	 * "catastrophic error, localized to RDMAP stream" (RFC 7306
@@ -533,12 +364,12 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 			    wc.term.etype, wc.term.ecode);
 		if (get64(&s, 0) != 7)
 			die("misaligned atomic changed memory");
-		wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-		wait_event(l.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-		end_free(&c);
-		end_free(&s);
+		uiw_tool_wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		uiw_tool_wait_event(l.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		uiw_tool_end_free(&c);
+		uiw_tool_end_free(&s);
 	}
-	listen_close(&l);
+	uiw_tool_listen_close(&l);
 	check(uiw_pd_free(spd), "uiw_pd_free");
 	check(uiw_pd_free(cpd), "uiw_pd_free");
 	check(uiw_device_close(cdev), "uiw_device_close");
@@ -553,8 +384,8 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 /* ---- The benchmark ------------------------------------------------------- */
 
 struct worker {
-	struct end *e;
-	struct end *peer;
+	struct uiw_tool_end *e;
+	struct uiw_tool_end *peer;
 	enum uiw_wr_opcode op;      /* FetchAdd or a zero-byte Read */
 	int depth;
 	double secs;
@@ -566,28 +397,9 @@ struct worker {
 /* Up to max completions; blocks on the CQ's fd until there is one
  * (busy-polling threads would take the CPUs from the progress threads
  * that move the data). */
-static int get_wcs(struct end *e, struct uiw_wc *wc, int max)
+static int get_wcs(struct uiw_tool_end *e, struct uiw_wc *wc, int max)
 {
-	struct pollfd pfd = { .fd = uiw_cq_fd(e->cq), .events = POLLIN };
-	int n;
-
-	for (;;) {
-		n = uiw_cq_poll(e->cq, max, wc);
-		check(n, "uiw_cq_poll");
-		if (n > 0)
-			return n;
-		check(uiw_cq_req_notify(e->cq, 0), "uiw_cq_req_notify");
-		n = uiw_cq_poll(e->cq, max, wc);
-		check(n, "uiw_cq_poll");
-		if (n > 0)
-			return n;
-		n = poll(&pfd, 1, TIMEOUT_MS);
-		if (n == 0)
-			die("%s: no completion within %d ms", e->name,
-			    TIMEOUT_MS);
-		if (n > 0)
-			uiw_cq_ack_events(e->cq);
-	}
+	return uiw_tool_get_wcs(e->cq, wc, max, -1, e->name);
 }
 
 /* Keeps depth operations outstanding for secs. */
@@ -627,8 +439,8 @@ static void *run_worker(void *arg)
 struct bench {
 	struct uiw_device *sdev, *cdev;
 	struct uiw_pd *spd, *cpd;
-	struct listener l;
-	struct end c[MAX_QPS], s[MAX_QPS];
+	struct uiw_tool_listener l;
+	struct uiw_tool_end c[MAX_QPS], s[MAX_QPS];
 	int nqp;
 	enum uiw_opt crc;
 	int depth;
@@ -677,7 +489,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* Round-trip time of one operation at a time. */
-static void latency(struct end *c, struct end *s, int iters, double *fa,
+static void latency(struct uiw_tool_end *c, struct uiw_tool_end *s, int iters, double *fa,
 		    double *rd)
 {
 	struct uiw_wc wc;
@@ -735,7 +547,7 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 	b->cdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	b->spd = check_ptr(uiw_pd_alloc(b->sdev), "uiw_pd_alloc");
 	b->cpd = check_ptr(uiw_pd_alloc(b->cdev), "uiw_pd_alloc");
-	listen_on(&b->l, b->sdev, 0);
+	uiw_tool_listen(&b->l, b->sdev, AF_INET, 0, MAX_QPS);
 	bench_connect(b, 1);
 
 	printf("uiwarp-atomicbench: 127.0.0.1, %.1f s per test, depth %d "
@@ -786,12 +598,12 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 	free(rd);
 
 	for (i = 0; i < b->nqp; i++) {
-		disconnect_ends(&b->c[i], &b->l);
+		uiw_tool_disconnect_pair(&b->c[i], &b->l);
 		free((char *)b->c[i].name);
-		end_free(&b->c[i]);
-		end_free(&b->s[i]);
+		uiw_tool_end_free(&b->c[i]);
+		uiw_tool_end_free(&b->s[i]);
 	}
-	listen_close(&b->l);
+	uiw_tool_listen_close(&b->l);
 	check(uiw_pd_free(b->spd), "uiw_pd_free");
 	check(uiw_pd_free(b->cpd), "uiw_pd_free");
 	check(uiw_device_close(b->cdev), "uiw_device_close");
@@ -826,11 +638,11 @@ static void usage(void)
 
 static enum uiw_opt onoff(const char *s)
 {
-	if (!strcmp(s, "on"))
-		return UIW_OPT_ON;
-	if (!strcmp(s, "off"))
-		return UIW_OPT_OFF;
-	usage();
+	int v = uiw_tool_onoff(s);
+
+	if (v < 0)
+		usage();
+	return (enum uiw_opt)v;
 }
 
 int main(int argc, char **argv)
@@ -842,6 +654,7 @@ int main(int argc, char **argv)
 	double secs = 2;
 	char *tok, *save;
 
+	uiw_tool_name = "uiwarp-atomicbench";
 	while ((opt = getopt(argc, argv, "t:q:d:n:c:m:p:Wwh")) != -1) {
 		switch (opt) {
 		case 't':

@@ -36,68 +36,16 @@
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
 
-#define TIMEOUT_MS 30000
+#include "tool_conn.h"
+
 #define MAX_SIZES 8
-#define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
-		 UIW_ACCESS_REMOTE_READ)
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "uiwarp-bw: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc < 0)
-		die("%s: %s (%s)", what, strerror(-rc), uiw_last_error());
-}
-
-static void *check_ptr(void *p, const char *what)
-{
-	if (!p)
-		die("%s: %s (%s)", what, strerror(errno), uiw_last_error());
-	return p;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void *alloc_buf(size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 4096, len))
-		die("out of memory (%zu octets)", len);
-	memset(p, 0, len);
-	return p;
-}
-
-static void fill(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
+#define die uiw_tool_die
+#define check uiw_tool_check
+#define check_ptr uiw_tool_check_ptr
+#define now_s uiw_tool_now
+#define alloc_buf uiw_tool_alloc
+#define fill uiw_tool_fill
 
 /* ------------------------------------------------------------------ */
 /* Options                                                            */
@@ -208,182 +156,69 @@ static double run_tcp(size_t size)
 /* ------------------------------------------------------------------ */
 /* uiwarp connection                                                  */
 
-struct end {
-	struct uiw_device *dev;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct uiw_qp *qp;
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *id;
-	uint8_t *buf;
-	size_t len;
-	struct uiw_mr *mr;
-	struct uiw_qp_attr attr;
-};
-
-static struct end cli, srv;
-static struct uiw_cm_id *listen_id;
+static struct uiw_tool_end cli, srv;
+static struct uiw_tool_listener listener;
 static size_t max_size;
 static struct uiw_qp_attr conn_attr;   /* of the last connection */
 
-static int get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
-		   int extra_fd);
 static void check_wc(const struct uiw_wc *wc);
-static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+static void post(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
 		 size_t off, size_t len, uint64_t raddr, uint32_t rkey);
-static void post_recv(struct end *e, uint64_t id, size_t off, size_t len);
 
-static void wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
-		       struct uiw_cm_event *out)
+static void end_init(struct uiw_tool_end *e, const char *name, size_t len)
 {
-	struct uiw_cm_event ev;
-	int rc;
+	struct uiw_tool_end_cfg cfg = {
+		.dev = uiw_tool_check_ptr(uiw_device_open(NULL),
+					  "uiw_device_open"),
+		.cqe = 8 * depth + 16,
+		.cap = {
+			.max_send_wr = (uint32_t)depth + 2,
+			.max_recv_wr = 2 * (uint32_t)depth + 2,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.buf_len = len,
+		.access = UIW_TOOL_ACC_RW,
+		.channel = 1,
+	};
 
-	for (;;) {
-		rc = uiw_cm_get_event(ch, &ev, TIMEOUT_MS);
-		if (rc == -ETIMEDOUT)
-			die("no %s event within %d ms", uiw_cm_event_str(t),
-			    TIMEOUT_MS);
-		check(rc, "uiw_cm_get_event");
-		if (ev.type == t)
-			break;
-		if (ev.type != UIW_CM_EVENT_TIMEWAIT_EXIT)
-			die("expected %s, got %s (status %d)",
-			    uiw_cm_event_str(t), uiw_cm_event_str(ev.type),
-			    ev.status);
-	}
-	if (out)
-		*out = ev;
-}
-
-static void end_init(struct end *e, size_t len)
-{
-	struct uiw_qp_init_attr ia;
-
-	memset(e, 0, sizeof(*e));
-	e->dev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
-	e->pd = check_ptr(uiw_pd_alloc(e->dev), "uiw_pd_alloc");
-	e->cq = check_ptr(uiw_cq_create(e->dev, 8 * depth + 16),
-			  "uiw_cq_create");
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = e->cq;
-	ia.recv_cq = e->cq;
-	ia.cap.max_send_wr = (uint32_t)depth + 2;
-	ia.cap.max_recv_wr = 2 * (uint32_t)depth + 2;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	e->qp = check_ptr(uiw_qp_create(e->pd, &ia), "uiw_qp_create");
-	e->len = len;
-	e->buf = alloc_buf(len);
-	e->mr = check_ptr(uiw_reg_mr(e->pd, e->buf, len, ACC_ALL),
-			  "uiw_reg_mr");
-	e->ch = check_ptr(uiw_cm_channel_create(e->dev),
-			  "uiw_cm_channel_create");
+	uiw_tool_end_init(e, name, &cfg);
 }
 
 static void rdma_setup(void)
 {
-	struct sockaddr_storage ss;
-	struct sockaddr_in sin;
 	struct uiw_conn_param p;
-	struct uiw_cm_event ev;
+	struct uiw_wc wc;
 
 	/* requester: depth source slots; responder: 2 * depth slots */
-	end_init(&cli, (size_t)depth * max_size);
-	end_init(&srv, 2 * (size_t)depth * max_size);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	check(uiw_cm_listen(srv.ch, (struct sockaddr *)&sin, sizeof(sin), 1,
-			    &listen_id), "uiw_cm_listen");
-	check(uiw_cm_local_addr(listen_id, &ss), "uiw_cm_local_addr");
-	sin.sin_port = ((struct sockaddr_in *)&ss)->sin_port;
+	end_init(&cli, "client", (size_t)depth * max_size);
+	end_init(&srv, "server", 2 * (size_t)depth * max_size);
+	uiw_tool_listen(&listener, srv.dev, AF_INET, 0, 1);
 	memset(&p, 0, sizeof(p));
 	p.crc = opt_crc;
 	p.markers = opt_markers;
-	check(uiw_cm_connect(cli.ch, cli.qp, (struct sockaddr *)&sin,
-			     sizeof(sin), &p, &cli.id), "uiw_cm_connect");
-	wait_event(srv.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
-	srv.id = ev.id;
-	check(uiw_cm_accept(srv.id, srv.qp, &p), "uiw_cm_accept");
-	wait_event(cli.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	wait_event(srv.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	check(uiw_qp_query(cli.qp, &cli.attr), "uiw_qp_query");
-	check(uiw_qp_query(srv.qp, &srv.attr), "uiw_qp_query");
+	uiw_tool_connect_pair(&cli, &srv, &listener, &p);
 	conn_attr = cli.attr;
 	/* RFC 5044 §7.1.2: the responder sends nothing before the
 	 * initiator's first FPDU; send one so both sides may start. */
-	post_recv(&srv, 1u << 31, 0, 0);
+	uiw_tool_post_recv(&srv, 1u << 31, 0, 0);
 	post(&cli, 1u << 31, UIW_WR_SEND, 0, 0, 0, 0);
-	{
-		struct uiw_wc wc;
-
-		get_wcs(cli.cq, &wc, 1, -1);
-		check_wc(&wc);
-		get_wcs(srv.cq, &wc, 1, -1);
-		check_wc(&wc);
-	}
-}
-
-static void end_free(struct end *e)
-{
-	check(uiw_cm_destroy_id(e->id), "uiw_cm_destroy_id");
-	check(uiw_qp_destroy(e->qp), "uiw_qp_destroy");
-	check(uiw_dereg_mr(e->mr), "uiw_dereg_mr");
-	check(uiw_cq_destroy(e->cq), "uiw_cq_destroy");
-	check(uiw_pd_free(e->pd), "uiw_pd_free");
+	uiw_tool_get_wcs(cli.cq, &wc, 1, -1, "client");
+	check_wc(&wc);
+	uiw_tool_get_wcs(srv.cq, &wc, 1, -1, "server");
+	check_wc(&wc);
 }
 
 static void rdma_teardown(void)
 {
-	check(uiw_cm_disconnect(cli.id), "uiw_cm_disconnect");
-	wait_event(cli.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-	wait_event(srv.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-	end_free(&cli);
-	end_free(&srv);
-	check(uiw_cm_destroy_id(listen_id), "uiw_cm_destroy_id");
-	check(uiw_cm_channel_destroy(cli.ch), "uiw_cm_channel_destroy");
-	check(uiw_cm_channel_destroy(srv.ch), "uiw_cm_channel_destroy");
-	check(uiw_device_close(cli.dev), "uiw_device_close");
-	check(uiw_device_close(srv.dev), "uiw_device_close");
-	free(cli.buf);
-	free(srv.buf);
-}
+	struct uiw_device *cdev = cli.dev, *sdev = srv.dev;
 
-/* Takes up to n completions, waiting on the CQ fd (and, if >= 0, on
- * extra_fd) when there are none.  Returns the count (0: extra_fd). */
-static int get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n, int extra_fd)
-{
-	struct pollfd pfd[2];
-	int rc, nfd = 1;
-
-	for (;;) {
-		rc = uiw_cq_poll(cq, n, wc);
-		check(rc, "uiw_cq_poll");
-		if (rc > 0)
-			return rc;
-		check(uiw_cq_req_notify(cq, 0), "uiw_cq_req_notify");
-		rc = uiw_cq_poll(cq, n, wc);
-		check(rc, "uiw_cq_poll");
-		if (rc > 0)
-			return rc;
-		pfd[0].fd = uiw_cq_fd(cq);
-		pfd[0].events = POLLIN;
-		if (extra_fd >= 0) {
-			pfd[1].fd = extra_fd;
-			pfd[1].events = POLLIN;
-			nfd = 2;
-		}
-		rc = poll(pfd, (nfds_t)nfd, TIMEOUT_MS);
-		if (rc == 0)
-			die("no completion within %d ms", TIMEOUT_MS);
-		if (rc < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		if (rc > 0 && (pfd[0].revents & POLLIN))
-			uiw_cq_ack_events(cq);
-		if (nfd == 2 && (pfd[1].revents & POLLIN))
-			return 0;
-	}
+	uiw_tool_disconnect_pair(&cli, &listener);
+	uiw_tool_end_free(&cli);
+	uiw_tool_end_free(&srv);
+	uiw_tool_listen_close(&listener);
+	check(uiw_device_close(cdev), "uiw_device_close");
+	check(uiw_device_close(sdev), "uiw_device_close");
 }
 
 static void check_wc(const struct uiw_wc *wc)
@@ -393,7 +228,7 @@ static void check_wc(const struct uiw_wc *wc)
 		    uiw_wc_status_str(wc->status));
 }
 
-static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+static void post(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
 		 size_t off, size_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct uiw_sge sge = {
@@ -414,21 +249,7 @@ static void post(struct end *e, uint64_t id, enum uiw_wr_opcode op,
 	check(uiw_post_send(e->qp, &wr, NULL), "uiw_post_send");
 }
 
-static void post_recv(struct end *e, uint64_t id, size_t off, size_t len)
-{
-	struct uiw_sge sge = {
-		.addr = (uint64_t)(uintptr_t)(e->buf + off),
-		.length = (uint32_t)len,
-		.lkey = e->mr->lkey,
-	};
-	struct uiw_recv_wr wr = {
-		.wr_id = id, .sg_list = len ? &sge : NULL, .num_sge = len ? 1 : 0,
-	};
-
-	check(uiw_post_recv(e->qp, &wr, NULL), "uiw_post_recv");
-}
-
-static void fill_slots(struct end *e, size_t size, int n, uint32_t seed)
+static void fill_slots(struct uiw_tool_end *e, size_t size, int n, uint32_t seed)
 {
 	int i;
 
@@ -436,8 +257,8 @@ static void fill_slots(struct end *e, size_t size, int n, uint32_t seed)
 		fill(e->buf + (size_t)i * size, size, seed);
 }
 
-static void check_slots(const struct end *e, size_t size, int n,
-			const struct end *ref, const char *what)
+static void check_slots(const struct uiw_tool_end *e, size_t size, int n,
+			const struct uiw_tool_end *ref, const char *what)
 {
 	int i;
 
@@ -462,7 +283,7 @@ static double run_write(size_t size)
 		     size, (uint64_t)(uintptr_t)(srv.buf + (size_t)i * size),
 		     srv.mr->rkey);
 	while (outstanding > 0) {
-		n = get_wcs(cli.cq, wc, 64, -1);
+		n = uiw_tool_get_wcs(cli.cq, wc, 64, -1, "client");
 		for (i = 0; i < n; i++) {
 			check_wc(&wc[i]);
 			outstanding--;
@@ -480,7 +301,7 @@ static double run_write(size_t size)
 	/* A Read after the Writes: its Response means they were placed. */
 	post(&cli, 1u << 30, UIW_WR_RDMA_READ, 0, 4,
 	     (uint64_t)(uintptr_t)srv.buf, srv.mr->rkey);
-	n = get_wcs(cli.cq, wc, 1, -1);
+	n = uiw_tool_get_wcs(cli.cq, wc, 1, -1, "client");
 	check_wc(&wc[0]);
 	stop = now_s();
 	check_slots(&srv, size, depth, &cli, "RDMA Write");
@@ -513,7 +334,7 @@ static void *receiver_main(void *arg)
 		if (atomic_load(&r->stop) &&
 		    r->received == atomic_load(&r->total))
 			break;
-		n = get_wcs(srv.cq, wc, 64, r->stop_fd);
+		n = uiw_tool_get_wcs(srv.cq, wc, 64, r->stop_fd, "server");
 		if (n == 0) {
 			/* woken by the requester: it has finished */
 			uint64_t v;
@@ -532,7 +353,7 @@ static void *receiver_main(void *arg)
 		}
 		r->last = now_s();
 		for (i = 0; i < n; i++)
-			post_recv(&srv, wc[i].wr_id,
+			uiw_tool_post_recv(&srv, wc[i].wr_id,
 				  (size_t)wc[i].wr_id * r->size, r->size);
 		atomic_fetch_add(&r->reposted, (uint64_t)n);
 		if (atomic_load(&r->waiting) &&
@@ -561,7 +382,7 @@ static double run_send(size_t size)
 	rdma_setup();
 	fill_slots(&cli, size, depth, 13);
 	for (i = 0; i < r.nbuf; i++)
-		post_recv(&srv, (uint64_t)i, (size_t)i * size, size);
+		uiw_tool_post_recv(&srv, (uint64_t)i, (size_t)i * size, size);
 	if (pthread_create(&th, NULL, receiver_main, &r))
 		die("pthread_create");
 	start = now_s();
@@ -588,7 +409,8 @@ static double run_send(size_t size)
 			atomic_store(&r.waiting, 0);
 			continue;
 		}
-		n = get_wcs(cli.cq, wc, 64, outstanding ? -1 : r.credit_fd);
+		n = uiw_tool_get_wcs(cli.cq, wc, 64,
+				     outstanding ? -1 : r.credit_fd, "client");
 		atomic_store(&r.waiting, 0);
 		if (n == 0) {
 			uint64_t v;
@@ -648,11 +470,11 @@ static size_t parse_size(const char *s)
 
 static enum uiw_opt onoff(const char *s)
 {
-	if (!strcmp(s, "on"))
-		return UIW_OPT_ON;
-	if (!strcmp(s, "off"))
-		return UIW_OPT_OFF;
-	usage();
+	int v = uiw_tool_onoff(s);
+
+	if (v < 0)
+		usage();
+	return (enum uiw_opt)v;
 }
 
 int main(int argc, char **argv)
@@ -661,6 +483,7 @@ int main(int argc, char **argv)
 	char *tok, *save = NULL;
 	int opt, i;
 
+	uiw_tool_name = "uiwarp-bw";
 	while ((opt = getopt(argc, argv, "t:s:d:o:c:m:h")) != -1) {
 		switch (opt) {
 		case 't':

@@ -33,9 +33,9 @@
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
 
-#define TIMEOUT_MS 30000
-#define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
-		 UIW_ACCESS_REMOTE_READ)
+#include "tool_conn.h"
+
+#define ACC_ALL UIW_TOOL_ACC_RW
 #define BUF_LEN (1024 * 1024)
 
 /* RFC 5040 §4.3 opcodes */
@@ -56,176 +56,53 @@ static const char *const rdmap_names[RDMAP_NOPS] = {
 	"send_se_inv", "terminate",
 };
 
-struct end {
-	const char *name;
-	struct uiw_device *dev;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct uiw_qp *qp;
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *id;
-	struct uiw_mr *mr;
-	uint8_t *buf;
-	struct uiw_qp_attr attr;
-	int own_dev;
-};
-
 static unsigned counts[RDMAP_NOPS];
 static unsigned multi_fpdu;
 static uint64_t next_id = 1;
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "uiwarp-wiretest: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc < 0)
-		die("%s: %s (%s)", what, strerror(-rc), uiw_last_error());
-}
-
-static void *check_ptr(void *p, const char *what)
-{
-	if (!p)
-		die("%s: %s (%s)", what, strerror(errno), uiw_last_error());
-	return p;
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
+#define die uiw_tool_die
+#define check uiw_tool_check
+#define check_ptr uiw_tool_check_ptr
+#define fill uiw_tool_fill
 
 static void verify(const uint8_t *p, size_t n, unsigned seed,
 		   const char *what)
 {
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
+	size_t at = uiw_tool_mismatch(p, n, seed);
 
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		if (p[i] != (uint8_t)x)
-			die("%s: data differs at offset %zu", what, i);
-	}
+	if (at < n)
+		die("%s: data differs at offset %zu", what, at);
 }
 
 /* dev: the device to use, or NULL for a new one of its own. */
-static void end_init(struct end *e, const char *name, struct uiw_device *dev)
+static void end_init(struct uiw_tool_end *e, const char *name,
+		     struct uiw_device *dev)
 {
-	struct uiw_qp_init_attr ia;
-	void *mem = NULL;
+	struct uiw_tool_end_cfg cfg = {
+		.dev = dev,
+		.cqe = 256,
+		.cap = {
+			.max_send_wr = 64,
+			.max_recv_wr = 64,
+			.max_send_sge = 2,
+			.max_recv_sge = 2,
+		},
+		.buf_len = BUF_LEN,
+		.access = ACC_ALL,
+	};
 
-	memset(e, 0, sizeof(*e));
-	e->name = name;
-	e->dev = dev;
-	if (!dev) {
-		e->dev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
-		e->own_dev = 1;
-	}
-	e->pd = check_ptr(uiw_pd_alloc(e->dev), "uiw_pd_alloc");
-	e->cq = check_ptr(uiw_cq_create(e->dev, 256), "uiw_cq_create");
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = e->cq;
-	ia.recv_cq = e->cq;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_recv_wr = 64;
-	ia.cap.max_send_sge = 2;
-	ia.cap.max_recv_sge = 2;
-	e->qp = check_ptr(uiw_qp_create(e->pd, &ia), "uiw_qp_create");
-	if (posix_memalign(&mem, 4096, BUF_LEN))
-		die("out of memory");
-	e->buf = mem;
-	memset(e->buf, 0, BUF_LEN);
-	e->mr = check_ptr(uiw_reg_mr(e->pd, e->buf, BUF_LEN, ACC_ALL),
-			  "uiw_reg_mr");
+	uiw_tool_end_init(e, name, &cfg);
 }
 
-static void end_free(struct end *e)
-{
-	if (e->id)
-		check(uiw_cm_destroy_id(e->id), "uiw_cm_destroy_id");
-	check(uiw_qp_destroy(e->qp), "uiw_qp_destroy");
-	check(uiw_dereg_mr(e->mr), "uiw_dereg_mr");
-	check(uiw_cq_destroy(e->cq), "uiw_cq_destroy");
-	check(uiw_pd_free(e->pd), "uiw_pd_free");
-	if (e->ch)
-		check(uiw_cm_channel_destroy(e->ch), "uiw_cm_channel_destroy");
-	if (e->own_dev)
-		check(uiw_device_close(e->dev), "uiw_device_close");
-	free(e->buf);
-}
-
-static void wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
-		       struct uiw_cm_event *out)
-{
-	struct uiw_cm_event ev;
-	int rc;
-
-	for (;;) {
-		rc = uiw_cm_get_event(ch, &ev, TIMEOUT_MS);
-		if (rc == -ETIMEDOUT)
-			die("no %s event within %d ms", uiw_cm_event_str(t),
-			    TIMEOUT_MS);
-		check(rc, "uiw_cm_get_event");
-		if (ev.type == t)
-			break;
-		if (ev.type == UIW_CM_EVENT_TIMEWAIT_EXIT)
-			continue;
-		die("expected %s, got %s (status %d)", uiw_cm_event_str(t),
-		    uiw_cm_event_str(ev.type), ev.status);
-	}
-	if (out)
-		*out = ev;
-}
-
-static struct uiw_wc wait_wc(struct end *e)
+static struct uiw_wc wait_wc(struct uiw_tool_end *e)
 {
 	struct uiw_wc wc;
-	int rc, fd = uiw_cq_fd(e->cq);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	for (;;) {
-		rc = uiw_cq_poll(e->cq, 1, &wc);
-		check(rc, "uiw_cq_poll");
-		if (rc == 1)
-			return wc;
-		check(uiw_cq_req_notify(e->cq, 0), "uiw_cq_req_notify");
-		rc = uiw_cq_poll(e->cq, 1, &wc);
-		check(rc, "uiw_cq_poll");
-		if (rc == 1)
-			return wc;
-		rc = poll(&pfd, 1, TIMEOUT_MS);
-		if (rc == 0)
-			die("%s: no completion within %d ms", e->name,
-			    TIMEOUT_MS);
-		if (rc < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		if (rc > 0)
-			uiw_cq_ack_events(e->cq);
-	}
+	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
+	return wc;
 }
 
-static struct uiw_wc expect(struct end *e, uint64_t id,
+static struct uiw_wc expect(struct uiw_tool_end *e, uint64_t id,
 			    enum uiw_wc_opcode op)
 {
 	struct uiw_wc wc = wait_wc(e);
@@ -237,23 +114,9 @@ static struct uiw_wc expect(struct end *e, uint64_t id,
 	return wc;
 }
 
-static void post_recv(struct end *e, uint64_t id, size_t off, size_t len)
-{
-	struct uiw_sge sge = {
-		.addr = (uint64_t)(uintptr_t)(e->buf + off),
-		.length = (uint32_t)len,
-		.lkey = e->mr->lkey,
-	};
-	struct uiw_recv_wr wr = {
-		.wr_id = id, .sg_list = &sge, .num_sge = 1,
-	};
-
-	check(uiw_post_recv(e->qp, &wr, NULL), "uiw_post_recv");
-}
-
-static void post_send(struct end *e, uint64_t id, enum uiw_wr_opcode op,
+static void post_send(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
 		      unsigned flags, size_t off, size_t len,
-		      const struct end *peer, size_t roff, uint32_t rkey,
+		      const struct uiw_tool_end *peer, size_t roff, uint32_t rkey,
 		      uint32_t inv)
 {
 	struct uiw_sge sge = {
@@ -291,7 +154,7 @@ static void count_msg(int op, size_t len, uint32_t mulpdu, size_t hdr)
 #define TAGGED_HDR 14       /* RFC 5041 §4.2 tagged DDP header */
 
 /* A Send variant from a to b, received and verified. */
-static void do_send(struct end *a, struct end *b, int op, size_t len)
+static void do_send(struct uiw_tool_end *a, struct uiw_tool_end *b, int op, size_t len)
 {
 	uint64_t id = next_id++;
 	unsigned flags = 0;
@@ -312,7 +175,7 @@ static void do_send(struct end *a, struct end *b, int op, size_t len)
 	}
 	fill(a->buf, len, (unsigned)id);
 	memset(b->buf + 4096, 0, len);
-	post_recv(b, id, 4096, len + 16);
+	uiw_tool_post_recv(b, id, 4096, len + 16);
 	post_send(a, id, wop, flags, 0, len, NULL, 0, 0, inv);
 	expect(a, id, UIW_WC_SEND);
 	wc = expect(b, id, UIW_WC_RECV);
@@ -328,13 +191,13 @@ static void do_send(struct end *a, struct end *b, int op, size_t len)
 }
 
 /* An RDMA Write from a into b, then a Send so that b knows. */
-static void do_write(struct end *a, struct end *b, size_t len)
+static void do_write(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 {
 	uint64_t id = next_id++;
 
 	fill(a->buf, len, (unsigned)id);
 	memset(b->buf + 8192, 0, len);
-	post_recv(b, id + 1000000, 0, 16);
+	uiw_tool_post_recv(b, id + 1000000, 0, 16);
 	/* One message at a time, so that each FPDU can start a TCP
 	 * segment of its own (RFC 5044 §5.1) and tshark, which looks for
 	 * markers only in such FPDUs, can follow the stream. */
@@ -350,7 +213,7 @@ static void do_write(struct end *a, struct end *b, size_t len)
 }
 
 /* An RDMA Read by a from b. */
-static void do_read(struct end *a, struct end *b, size_t len)
+static void do_read(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 {
 	uint64_t id = next_id++;
 	struct uiw_wc wc;
@@ -368,35 +231,16 @@ static void do_read(struct end *a, struct end *b, size_t len)
 	count_msg(RDMAP_READ_RESP, len, b->attr.mulpdu, TAGGED_HDR);
 }
 
-static void connect_ends(struct end *c, struct end *s,
-			 struct uiw_cm_channel *lch, uint16_t port,
-			 enum uiw_opt crc, enum uiw_opt markers)
+static void connect_ends(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			 struct uiw_tool_listener *l, enum uiw_opt crc,
+			 enum uiw_opt markers)
 {
 	struct uiw_conn_param p;
-	struct sockaddr_in sin;
-	struct uiw_cm_event ev;
 
 	memset(&p, 0, sizeof(p));
 	p.crc = crc;
 	p.markers = markers;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(port);
-	if (!c->ch)
-		c->ch = check_ptr(uiw_cm_channel_create(c->dev),
-				  "uiw_cm_channel_create");
-	check(uiw_cm_connect(c->ch, c->qp, (struct sockaddr *)&sin,
-			     sizeof(sin), &p, &c->id), "uiw_cm_connect");
-	wait_event(lch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
-	s->id = ev.id;
-	check(uiw_cm_accept(s->id, s->qp, &p), "uiw_cm_accept");
-	wait_event(c->ch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	wait_event(lch, UIW_CM_EVENT_ESTABLISHED, NULL);
-	check(uiw_qp_query(c->qp, &c->attr), "uiw_qp_query");
-	check(uiw_qp_query(s->qp, &s->attr), "uiw_qp_query");
-	if (c->attr.state != UIW_QPS_RTS || s->attr.state != UIW_QPS_RTS)
-		die("QPs not in RTS after ESTABLISHED");
+	uiw_tool_connect_pair(c, s, l, &p);
 	if (c->attr.crc != (crc != UIW_OPT_OFF) ||
 	    c->attr.markers_tx != (markers == UIW_OPT_ON) ||
 	    c->attr.markers_rx != (markers == UIW_OPT_ON))
@@ -420,11 +264,11 @@ static void usage(void)
 
 static enum uiw_opt onoff(const char *s)
 {
-	if (!strcmp(s, "on"))
-		return UIW_OPT_ON;
-	if (!strcmp(s, "off"))
-		return UIW_OPT_OFF;
-	usage();
+	int v = uiw_tool_onoff(s);
+
+	if (v < 0)
+		usage();
+	return (enum uiw_opt)v;
 }
 
 int main(int argc, char **argv)
@@ -432,16 +276,14 @@ int main(int argc, char **argv)
 	enum uiw_opt crc = UIW_OPT_ON, markers = UIW_OPT_ON;
 	int wait_stdin = 0, terminate = 0, opt, i;
 	unsigned port = 0;
-	struct uiw_cm_channel *lch;
-	struct uiw_cm_id *lid;
-	struct sockaddr_storage ss;
-	struct sockaddr_in sin;
-	struct end c, s;
+	struct uiw_tool_listener l;
+	struct uiw_tool_end c, s;
 	struct uiw_device *sdev;
 	char line[64];
 	static const size_t sizes[] = { 0, 1, 5, 100, 1000, 4096, 16000,
 					65537, 100000 };
 
+	uiw_tool_name = "uiwarp-wiretest";
 	while ((opt = getopt(argc, argv, "p:c:m:wth")) != -1) {
 		switch (opt) {
 		case 'p':
@@ -470,21 +312,13 @@ int main(int argc, char **argv)
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	end_init(&s, "server", sdev);
 	end_init(&c, "client", NULL);
-	lch = check_ptr(uiw_cm_channel_create(sdev), "uiw_cm_channel_create");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
-	check(uiw_cm_listen(lch, (struct sockaddr *)&sin, sizeof(sin), 4,
-			    &lid), "uiw_cm_listen");
-	check(uiw_cm_local_addr(lid, &ss), "uiw_cm_local_addr");
-	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	printf("port %u\n", port);
+	uiw_tool_listen(&l, sdev, AF_INET, port, 4);
+	printf("port %u\n", l.port);
 	fflush(stdout);
 	if (wait_stdin && !fgets(line, sizeof(line), stdin))
 		die("stdin closed before the go-ahead");
 
-	connect_ends(&c, &s, lch, (uint16_t)port, crc, markers);
+	connect_ends(&c, &s, &l, crc, markers);
 	printf("mulpdu %u\n", c.attr.mulpdu);
 
 	/* Every Send variant at several sizes, both directions. */
@@ -502,11 +336,9 @@ int main(int argc, char **argv)
 	do_read(&s, &c, 70003);
 
 	/* Graceful close from the client. */
-	check(uiw_cm_disconnect(c.id), "uiw_cm_disconnect");
-	wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-	wait_event(lch, UIW_CM_EVENT_DISCONNECTED, NULL);
-	end_free(&c);
-	end_free(&s);
+	uiw_tool_disconnect_pair(&c, &l);
+	uiw_tool_end_free(&c);
+	uiw_tool_end_free(&s);
 
 	if (terminate) {
 		struct uiw_qp_attr a;
@@ -514,16 +346,16 @@ int main(int argc, char **argv)
 
 		end_init(&s, "server", sdev);
 		end_init(&c, "client", NULL);
-		connect_ends(&c, &s, lch, (uint16_t)port, crc, markers);
+		connect_ends(&c, &s, &l, crc, markers);
 		/* A Write to an STag that does not exist: the server
 		 * answers with a Terminate (RFC 5040 §4.8). */
-		post_recv(&c, 1, 0, 64);
+		uiw_tool_post_recv(&c, 1, 0, 64);
 		post_send(&c, 2, UIW_WR_RDMA_WRITE, 0, 0, 16, &s, 0,
 			  s.mr->rkey ^ 0xff, 0);
 		count_msg(RDMAP_WRITE, 16, c.attr.mulpdu, TAGGED_HDR);
 		count_msg(RDMAP_TERMINATE, 0, s.attr.mulpdu, UNTAGGED_HDR);
-		wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
-		wait_event(lch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		uiw_tool_wait_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+		uiw_tool_wait_event(l.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
 		check(uiw_qp_query(c.qp, &a), "uiw_qp_query");
 		if (a.term.origin != UIW_TERM_REMOTE)
 			die("client: no Terminate received (origin %u)",
@@ -532,11 +364,10 @@ int main(int argc, char **argv)
 		wait_wc(&c);
 		wc = wait_wc(&c);
 		(void)wc;
-		end_free(&c);
-		end_free(&s);
+		uiw_tool_end_free(&c);
+		uiw_tool_end_free(&s);
 	}
-	check(uiw_cm_destroy_id(lid), "uiw_cm_destroy_id");
-	check(uiw_cm_channel_destroy(lch), "uiw_cm_channel_destroy");
+	uiw_tool_listen_close(&l);
 	check(uiw_device_close(sdev), "uiw_device_close");
 
 	printf("messages");

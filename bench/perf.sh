@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# The performance report of issue #5: uiwarp against raw TCP and against
+# libfabric's tcp provider on this machine, over 127.0.0.1.
+#
+#   - throughput sweep (uiwarp-perf --loopback --tcp --bw): RDMA Write,
+#     RDMA Read and Send, CRC on and CRC off;
+#   - latency sweep, 8 B .. 1 MiB (--lat --poll): RDMA Write and Send
+#     ping-pong, and libfabric's `fi_pingpong -p tcp -e msg` at the same
+#     sizes next to uiwarp's Send/Receive ping-pong;
+#   - message rate (--rate): 8-octet Writes and Sends, 64 outstanding;
+#
+# raw TCP is measured just before each uiwarp figure in the same
+# invocation.  Writes bench/perf-latest.md and the plots bench/perf-bw.png
+# and bench/perf-lat.png.  A benchmark: it never fails for being slow.
+#
+# usage: bench/perf.sh
+#   BUILD=<dir>    build directory (default: build)
+#   SECS=<s>       seconds per bandwidth / rate measurement (default 1)
+#   ITERS=<n>      ping-pong iterations per size (default 2000)
+#   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
+#   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
+#   FI_PORT=<n>    first port for fi_pingpong (default 47592)
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$src/build}
+secs=${SECS:-1}
+iters=${ITERS:-2000}
+sweep=${SWEEP:-1k:16m}
+lat_sweep=${LAT_SWEEP:-8:1m}
+fi_port=${FI_PORT:-47592}
+out=$src/bench/perf-latest.md
+
+bash "$src/bench/deps.sh"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+	cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" --target uiwarp-perf -j "$(nproc)" >/dev/null
+perf=$build/uiwarp-perf
+
+work=$(mktemp -d)
+fipid=
+cleanup() {
+	[ -n "$fipid" ] && kill "$fipid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+run() {
+	echo "+ uiwarp-perf $*" >&2
+	"$perf" "$@"
+}
+
+run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
+	--crc on --csv >"$work/bw-on.csv"
+run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
+	--crc off --csv >"$work/bw-off.csv"
+run --loopback --tcp --lat -t write,send --sweep "$lat_sweep" -n "$iters" \
+	--poll --csv >"$work/lat.csv"
+run --loopback --tcp --rate -t write,send -D "$secs" --csv >"$work/rate.csv"
+
+# libfabric's tcp provider: fi_pingpong server and client on 127.0.0.1,
+# one pair per size.  Its "usec/xfer" is the time of one transfer, half
+# a round trip; it is the mean over the run.  Its "bytes" column reads
+# "1k", "2m" ..., so the row is the first one after the header.
+: >"$work/fi.dat"
+lo=${lat_sweep%%:*}
+hi=${lat_sweep##*:}
+to_octets() {
+	case $1 in
+	*k | *K) echo $((${1%?} * 1024)) ;;
+	*m | *M) echo $((${1%?} * 1048576)) ;;
+	*) echo "$1" ;;
+	esac
+}
+size=$(to_octets "$lo")
+hi=$(to_octets "$hi")
+port=$fi_port
+while [ "$size" -le "$hi" ]; do
+	n=$iters
+	[ "$size" -gt 65536 ] && n=$(((iters + 3) / 4))
+	echo "+ fi_pingpong -p tcp -e msg -I $n -S $size" >&2
+	fi_pingpong -p tcp -e msg -B "$port" -I "$n" -S "$size" \
+		>"$work/fi-srv.out" 2>&1 &
+	fipid=$!
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$port" 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	if timeout 300 fi_pingpong -p tcp -e msg -P "$port" -I "$n" -S "$size" \
+		127.0.0.1 >"$work/fi-cli.out" 2>&1; then
+		awk -v size="$size" '
+			/usec\/xfer/ { for (i = 1; i <= NF; i++) if ($i == "usec/xfer") c = i; next }
+			c && NF >= c { print size, $c; exit }' \
+			"$work/fi-cli.out" >>"$work/fi.dat"
+	else
+		echo "fi_pingpong failed at $size octets:" >&2
+		cat "$work/fi-cli.out" >&2
+	fi
+	wait "$fipid" 2>/dev/null || true
+	fipid=
+	size=$((size * 2))
+	port=$((port + 1))
+done
+
+# ---- the report -----------------------------------------------------------
+# CSV columns of uiwarp-perf: 1 test, 3 size, 5 depth, 11 mbps, 12 mmsgs,
+# 14 lat_avg_us, 15 lat_median_us, 16 lat_p99_us, 17 tcp_mbps,
+# 18 tcp_mmsgs, 21 tcp_lat_median_us, 22 tcp_lat_p99_us, 23 vs_tcp.
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git -C "$src" diff --quiet HEAD -- src include tools 2>/dev/null ||
+   [ -n "$(git -C "$src" ls-files --others --exclude-standard -- src include tools 2>/dev/null)" ]; then
+	rev="$rev (with local changes)"
+fi
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+mulpdu=$("$perf" --loopback -S 8 -D 0.05 | sed -n 's/.*MULPDU \([0-9]*\).*/\1/p')
+
+human() {
+	awk -v s="$1" 'BEGIN {
+		if (s >= 1048576) printf "%g MiB", s / 1048576
+		else if (s >= 1024) printf "%g KiB", s / 1024
+		else printf "%d B", s }'
+}
+
+{
+	echo "# uiwarp performance over 127.0.0.1"
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "- machine: $(uname -srm), $(nproc) CPUs, ${cpu:-unknown CPU}"
+	echo "- load average before the run: $load_before"
+	echo "- source: $rev, build type ${btype:-unknown}; MULPDU $mulpdu"
+	echo "- uiwarp-perf --loopback --tcp: bandwidth ${secs} s per figure" \
+		"(depth 16, 1 QP, event-driven completions), latency $iters" \
+		"ping-pongs per size (--poll), rate ${secs} s (8 B, depth 64)"
+	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
+		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
+	echo
+	echo "Ratios: \"vs TCP\" is uiwarp over raw TCP measured just before at"
+	echo "the same size (throughput: higher is better; latency: lower is"
+	echo "better); \"vs libfabric\" is uiwarp's mean Send/Receive half round"
+	echo "trip over fi_pingpong's mean (lower is better)."
+	echo
+	echo "## Throughput (MB/s = 10^6 payload octets per second)"
+	echo
+	echo "| test | size | CRC on | raw TCP | vs TCP | CRC off | raw TCP | vs TCP |"
+	echo "|------|-----:|-------:|--------:|-------:|--------:|--------:|-------:|"
+	awk -F, '
+		FNR == 1 { f++; next }
+		f == 1 { key[++n] = $1 SUBSEP $3; t[n] = $1; s[n] = $3
+			 on[n] = $11; ton[n] = $17; ron[n] = $23 }
+		f == 2 { off[$1 SUBSEP $3] = $11; toff[$1 SUBSEP $3] = $17
+			 roff[$1 SUBSEP $3] = $23 }
+		END {
+			for (i = 1; i <= n; i++) {
+				k = key[i]
+				sz = s[i] >= 1048576 ? s[i] / 1048576 " MiB" : \
+				     s[i] >= 1024 ? s[i] / 1024 " KiB" : s[i] " B"
+				printf "| %s | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f |\n",
+					t[i], sz, on[i], ton[i], ron[i], off[k], toff[k], roff[k]
+			}
+		}' "$work/bw-on.csv" "$work/bw-off.csv"
+	echo
+	echo "## Latency (half round trip, µs; polling completions)"
+	echo
+	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | libfabric mean | vs libfabric |"
+	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|---------------:|-------------:|"
+	awk -F, '
+		FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
+		FNR == 1 { next }
+		{
+			sz = $3 >= 1048576 ? $3 / 1048576 " MiB" : \
+			     $3 >= 1024 ? $3 / 1024 " KiB" : $3 " B"
+			if ($1 == "send" && ($3 in fi))
+				lf = sprintf("%.2f | %.2f", fi[$3], $14 / fi[$3])
+			else
+				lf = "- | -"
+			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n",
+				$1, sz, $15, $16, $14, $21, $23, lf
+		}' FS=' ' "$work/fi.dat" FS=, "$work/lat.csv"
+	echo
+	echo "## Message rate (8 B, 64 outstanding, 1 QP)"
+	echo
+	echo "| test | size | depth | million msg/s | raw TCP million msg/s | vs TCP |"
+	echo "|------|-----:|------:|--------------:|----------------------:|-------:|"
+	awk -F, 'FNR > 1 { printf "| %s | %s B | %s | %.4f | %.4f | %.2f |\n",
+		$1, $3, $5, $12, $18, $23 }' "$work/rate.csv"
+	echo
+	echo "## Against the targets of issue #5"
+	echo
+	awk -F, '
+		FNR == 1 { f++; next }
+		f <= 2 && $3 >= 65536 {
+			k = $1 (f == 1 ? " CRC on" : " CRC off")
+			if (!(k in lo) || $23 < lo[k]) lo[k] = $23
+			if (!(k in hi) || $23 > hi[k]) hi[k] = $23
+		}
+		f == 3 && $3 == 8 { l8[$1] = $23 }
+		f == 4 { r[$1] = $12 }
+		END {
+			printf "- Write, Send, Read throughput at 64 KiB and more, vs raw TCP (lowest .. highest over the sizes):"
+			printf " target Write/Send >= 0.90 with CRC, >= 0.95 without; Read >= 0.85\n"
+			split("write CRC on,send CRC on,read CRC on,write CRC off,send CRC off,read CRC off", ks, ",")
+			for (i = 1; i <= 6; i++)
+				if (ks[i] in lo)
+					printf "  - %s: %.2f .. %.2f\n", ks[i], lo[ks[i]], hi[ks[i]]
+			printf "- 8 B ping-pong, median vs raw TCP (target <= 1.2): write %.2f, send %.2f\n", l8["write"], l8["send"]
+			printf "- 8 B message rate, 64 outstanding (target >= 1 million/s for write): write %.3f, send %.3f million/s\n", r["write"], r["send"]
+		}' "$work/bw-on.csv" "$work/bw-off.csv" "$work/lat.csv" "$work/rate.csv"
+	awk -F, '
+		FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
+		FNR > 1 && $1 == "send" && ($3 in fi) {
+			n++; if ($14 <= fi[$3]) w++
+			if (!m || $14 / fi[$3] > m) m = $14 / fi[$3]
+		}
+		END {
+			printf "- Send/Receive ping-pong vs libfabric tcp (target: at least as fast at every size): "
+			printf "uiwarp as fast or faster at %d of %d sizes; worst ratio %.2f\n", w, n, m
+		}' FS=' ' "$work/fi.dat" FS=, "$work/lat.csv"
+	echo
+	echo "Plots: [throughput](perf-bw.png), [latency](perf-lat.png)."
+} >"$work/report.md"
+
+# ---- the plots ------------------------------------------------------------
+col() { # col <csv> <test> <column> > data: "size value"
+	awk -F, -v t="$2" -v c="$3" 'FNR > 1 && $1 == t { print $3, $c }' "$1"
+}
+for t in write read send; do
+	col "$work/bw-on.csv" "$t" 11 >"$work/bw-$t-on.dat"
+	col "$work/bw-off.csv" "$t" 11 >"$work/bw-$t-off.dat"
+done
+col "$work/bw-on.csv" write 17 >"$work/bw-tcp.dat"
+for t in write send; do
+	col "$work/lat.csv" "$t" 15 >"$work/lat-$t.dat"
+done
+col "$work/lat.csv" send 21 >"$work/lat-tcp.dat"
+gnuplot <<EOF
+set terminal pngcairo size 900,560 noenhanced
+set datafile separator " "
+set logscale x 2
+set format x "%.0s%cB"
+set xlabel "message size (octets)"
+set grid
+set key left top
+set output "$work/perf-bw.png"
+set title "uiwarp throughput vs raw TCP, 127.0.0.1 (depth 16, 1 QP)"
+set ylabel "MB/s (10^6 octets/s)"
+plot "$work/bw-tcp.dat" using 1:2 with linespoints lw 2 title "raw TCP", \
+     "$work/bw-write-on.dat" using 1:2 with linespoints title "RDMA Write, CRC on", \
+     "$work/bw-write-off.dat" using 1:2 with linespoints title "RDMA Write, CRC off", \
+     "$work/bw-send-on.dat" using 1:2 with linespoints title "Send, CRC on", \
+     "$work/bw-send-off.dat" using 1:2 with linespoints title "Send, CRC off", \
+     "$work/bw-read-on.dat" using 1:2 with linespoints title "RDMA Read, CRC on", \
+     "$work/bw-read-off.dat" using 1:2 with linespoints title "RDMA Read, CRC off"
+set output "$work/perf-lat.png"
+set title "ping-pong half round trip, 127.0.0.1 (median; libfabric: mean)"
+set ylabel "microseconds"
+set logscale y 10
+plot "$work/lat-tcp.dat" using 1:2 with linespoints lw 2 title "raw TCP", \
+     "$work/lat-write.dat" using 1:2 with linespoints title "uiwarp RDMA Write", \
+     "$work/lat-send.dat" using 1:2 with linespoints title "uiwarp Send/Receive", \
+     "$work/fi.dat" using 1:2 with linespoints title "libfabric tcp (fi_pingpong)"
+EOF
+mv "$work/perf-bw.png" "$work/perf-lat.png" "$src/bench/"
+mv "$work/report.md" "$out"
+cat "$out"

@@ -1,0 +1,125 @@
+/*
+ * What the uiwarp tools share: error exits, clocks, test patterns, and
+ * the setup of an end (device, PD, CQ, QP, registered buffer) and of a
+ * connection between two ends through the connection manager.
+ *
+ * Every function here either succeeds or ends the program with a message
+ * that names the tool, the call that failed and uiw_last_error(): the
+ * tools are short programs whose only answer to a failure is to say what
+ * it was.  Set uiw_tool_name before the first call.
+ */
+#ifndef UIWARP_TOOL_CONN_H
+#define UIWARP_TOOL_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uiwarp/uiwarp.h>
+#include <uiwarp/cm.h>
+
+#define UIW_TOOL_TIMEOUT_MS 30000
+#define UIW_TOOL_ACC_RW (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
+			 UIW_ACCESS_REMOTE_READ)
+#define UIW_TOOL_ACC_ALL (UIW_TOOL_ACC_RW | UIW_ACCESS_REMOTE_ATOMIC)
+
+/* The program's name, the prefix of every message. */
+extern const char *uiw_tool_name;
+
+void uiw_tool_die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+/* rc < 0: dies with "what: strerror(-rc) (uiw_last_error())". */
+void uiw_tool_check(int rc, const char *what);
+/* p == NULL: dies with "what: strerror(errno) (uiw_last_error())". */
+void *uiw_tool_check_ptr(void *p, const char *what);
+
+/* CLOCK_MONOTONIC in seconds. */
+double uiw_tool_now(void);
+/* len octets, page aligned, zeroed; dies when out of memory. */
+void *uiw_tool_alloc(size_t len);
+
+/* A pseudo-random pattern (xorshift32) determined by seed. */
+void uiw_tool_fill(uint8_t *p, size_t n, uint32_t seed);
+/* Offset of the first octet that differs from uiw_tool_fill's pattern
+ * for seed, or n when all of them match. */
+size_t uiw_tool_mismatch(const uint8_t *p, size_t n, uint32_t seed);
+
+/* "on" / "off" to UIW_OPT_ON / UIW_OPT_OFF; anything else: -1. */
+int uiw_tool_onoff(const char *s);
+
+/* Waits for an event of type t on ch (a TIMEWAIT_EXIT before it is
+ * skipped); any other event, or none within UIW_TOOL_TIMEOUT_MS, dies. */
+void uiw_tool_wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
+			 struct uiw_cm_event *out);
+
+/* One side of a connection. */
+struct uiw_tool_end {
+	const char *name;
+	struct uiw_device *dev;
+	struct uiw_pd *pd;
+	struct uiw_cq *cq;
+	struct uiw_qp *qp;
+	struct uiw_cm_channel *ch;   /* the initiator's channel */
+	struct uiw_cm_id *id;
+	uint8_t *buf;
+	size_t len;
+	struct uiw_mr *mr;
+	struct uiw_qp_attr attr;     /* queried once connected */
+	int own_dev, own_pd, own_cq;
+};
+
+/* How to make an end; a zeroed struct is not valid (cap must be set). */
+struct uiw_tool_end_cfg {
+	struct uiw_device *dev;      /* NULL: a device of its own */
+	struct uiw_pd *pd;           /* NULL: a PD of its own */
+	struct uiw_cq *cq;           /* NULL: a CQ of its own of cqe entries */
+	int cqe;
+	struct uiw_qp_cap cap;
+	int sq_sig_all;
+	size_t buf_len;              /* registered buffer, 0: none */
+	unsigned access;             /* its access rights */
+	int channel;                 /* make a CM channel for connecting */
+};
+
+void uiw_tool_end_init(struct uiw_tool_end *e, const char *name,
+		       const struct uiw_tool_end_cfg *cfg);
+/* Destroys the id, QP, MR, and the CQ, PD, channel and device the end
+ * made itself; frees the buffer. */
+void uiw_tool_end_free(struct uiw_tool_end *e);
+
+/* A listener of the connection manager. */
+struct uiw_tool_listener {
+	struct uiw_cm_channel *ch;
+	struct uiw_cm_id *id;
+	uint16_t port;               /* the port it listens on */
+	int family;                  /* AF_INET or AF_INET6 */
+};
+
+/* Listens on the loopback address of family (AF_INET: 127.0.0.1,
+ * AF_INET6: ::1) at port (0: any free port). */
+void uiw_tool_listen(struct uiw_tool_listener *l, struct uiw_device *dev,
+		     int family, unsigned port, int backlog);
+void uiw_tool_listen_close(struct uiw_tool_listener *l);
+
+/* Connects c (initiator; a channel is made for it if it has none) to s
+ * (responder) through l with the same parameters on both sides, waits
+ * until both are established, and queries both QPs, which must be in
+ * RTS.  p may be NULL (the defaults). */
+void uiw_tool_connect_pair(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			   struct uiw_tool_listener *l,
+			   const struct uiw_conn_param *p);
+/* Graceful close from c; waits for DISCONNECTED on both sides. */
+void uiw_tool_disconnect_pair(struct uiw_tool_end *c,
+			      struct uiw_tool_listener *l);
+
+/* Takes up to n completions from cq, sleeping on the CQ's fd (and on
+ * extra_fd when it is >= 0) while there are none.  Returns the count, or
+ * 0 when extra_fd became readable first.  No completion within
+ * UIW_TOOL_TIMEOUT_MS dies, naming who. */
+int uiw_tool_get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		     int extra_fd, const char *who);
+
+/* One receive of len octets at e->buf + off (len 0: no SGE). */
+void uiw_tool_post_recv(struct uiw_tool_end *e, uint64_t id, size_t off,
+			size_t len);
+
+#endif
