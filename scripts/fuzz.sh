@@ -8,6 +8,13 @@
 #
 #   scripts/fuzz.sh [seconds-per-target] [target...]     (default 60, all)
 #
+# Targets: the wire codecs (crc32c mpa_frame mpa_v2 mpa_fpdu mpa_layout
+# ddp_hdr read_req term atomic), the RFC 6581 negotiation (mpa2), the
+# engine's receive path after the handshake (engine_rx) and the
+# connection manager's MPA startup (mpa_startup, which listens on
+# 127.0.0.1 with a progress thread of its own; a run of it holds one
+# loopback port).  tests/fuzz/README.md says what each checks.
+#
 # Environment: FUZZ_BUILD, the build directory (default build-fuzz/ in
 # the source tree).  Each run starts afresh in $FUZZ_BUILD/run/<target>/:
 # corpus/ (the seeds plus what the run added; tests/fuzz/corpus/ is never
@@ -155,5 +162,6 @@ main() {
 		"finding"
 }
 
-main "$@"
-exit
+# One compound command: bash has read it whole before it runs, so an edit
+# of this file during a run changes nothing.
+{ main "$@"; exit; }

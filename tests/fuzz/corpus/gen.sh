@@ -149,3 +149,110 @@ seed term read_req_mdr    01 00 e0 00 002e $READ_HDR \
 seed term r_only          01 02 20 00 00000100 0000000000002000 \
 			  00001000 00000bad 0000000000000000
 seed term undefined       55 55 00 00
+
+# ---- atomic: sel(1) len(8) ctrl(1) qn(4), then the octets ----------------
+# RFC 7306 Figure 4 (FetchAdd, CmpSwap, masked), Figure 6, Figure 7
+FA_REQ="00000000 00000001 00001234 0000000000002000 0000000000000001 \
+	0000000000000000 0000000000000000 ffffffffffffffff"
+CS_REQ="00000002 00000002 00001234 0000000000002008 5555aaaa5555aaaa \
+	ffff0000ffff0000 0123456789abcdef 00ff00ff00ff00ff"
+seed atomic fetchadd      0a 0000000000000034 00 00000001 $FA_REQ
+seed atomic cmpswap       0a 0000000000000034 00 00000001 $CS_REQ
+seed atomic masked_add    1a 0000000000000035 00 00000003 00000000 \
+	00000007 00000abc 0000000000000010 00ff00ff00ff00ff \
+	8080808080808080 0000000000000000 ffffffffffffffff
+seed atomic unaligned     0a 0000000000000033 00 00000001 00000002 \
+	00000009 00000abc 0000000000000004 0000000000000001 \
+	0000000000000000 0000000000000000 ffffffffffffffff
+seed atomic bad_aopcode   0a 0000000000000034 00 00000001 fffffff5 \
+	"$(zeros 48)"
+seed atomic response      0b 000000000000000c 00 00000003 00000001 \
+	0123456789abcdef
+seed atomic imm           08 0000000000000008 00 00000000 fedcba9876543210
+seed atomic imm_se_tagged 19 0000000000000009 00 00000000 0000000000000001
+
+# ---- mpa2: initiator ird ord max flags, responder ird ord max flags,
+#      mode, Request field, Reply field ------------------------------------
+# flags: 01 strict, 02 p2p, 04/08 manual IRD/ORD, 70 RTR types << 4
+seed mpa2 client_server   0008 0008 0080 00  0010 0010 0080 00  00 \
+	00000000 00000000
+seed mpa2 p2p_all         0004 0004 0080 72  0004 0004 0080 70  00 \
+	00000000 00000000
+seed mpa2 p2p_read_only   0002 0001 0080 42  0001 0004 0080 40  0c \
+	00000000 00000000
+seed mpa2 strict_reject   0001 0001 0080 00  0002 0008 0080 01  04 \
+	00000000 00000000
+seed mpa2 manual          0008 0008 0080 0c  0004 0004 0080 00  00 \
+	00000000 00000000
+seed mpa2 no_match_rtr    0004 0004 0080 12  0004 0004 0080 20  0b \
+	00000000 80044002
+seed mpa2 insufficient    0001 0001 0004 01  0008 0008 0080 00  3e \
+	00000000 00040040
+seed mpa2 siw_request     0001 0001 0080 00  0080 0080 0080 00  01 \
+	8001c001 00000000
+seed mpa2 a_not_echoed    0004 0004 0080 72  0004 0004 0080 70  02 \
+	00000000 00040004
+
+# ---- engine_rx: c0 c1 c2, then records kind(1) len(2) octets -------------
+# (c0: 01 CRC, 02 markers in, 04 markers out, 08 hold, 70 RTR, 80 setup
+# Terminate; c1: split, iovecs; c2: IRD/ORD, seed.  kind 00 frames a
+# ULPDU, 01 appends raw octets.  5a5354 0k: region k's STag; 5a544f 0k
+# + 4 octets: its address + offset.)
+E_SEND16="0022 4143 00000000 00000000 00000001 00000000 \
+	000102030405060708090a0b0c0d0e0f"
+E_WRITE="002e c140 5a535400 5a544f00 00000010 $(printf 'a5%.0s' {1..32})"
+E_RREQ="002e 4141 00000000 00000001 00000001 00000000 00001111 \
+	0000000000000000 00000040 5a535401 5a544f01 00000020"
+E_RRESP="008e c142 5a535403 5a544f03 00000200 $(printf '5c%.0s' {1..128})"
+# (an Atomic Request with MSN m on queue 1)
+e_areq() {
+	echo "0046 414a 00000000 00000001 0000000$1 00000000 00000000" \
+		"00000001 5a535402 5a544f02 00000008 0000000000000001" \
+		"0000000000000000 0000000000000000 ffffffffffffffff"
+}
+E_ARESP="001e 414b 00000000 00000003 00000001 00000000 00000001 \
+	0123456789abcdef"
+E_IMM="001a 4148 00000000 00000000 00000001 00000000 fedcba9876543210"
+E_TERM="0016 4147 00000000 00000002 00000001 00000000 20020000"
+seed engine_rx send             00 00 00 00 $E_SEND16
+seed engine_rx send_crc_markers 07 00 00 00 $E_SEND16
+seed engine_rx send_one_octet   03 01 00 00 $E_SEND16
+seed engine_rx write            00 00 00 00 $E_WRITE
+seed engine_rx write_crc_split  01 0e 33 00 $E_WRITE
+seed engine_rx read_request     01 00 00 00 $E_RREQ
+seed engine_rx read_response    07 fe 21 00 $E_RRESP
+seed engine_rx atomic_request   01 00 00 00 $(e_areq 1)
+seed engine_rx atomic_response  00 02 3f 00 $E_ARESP
+seed engine_rx immediate        00 00 00 00 $E_IMM
+seed engine_rx terminate        01 00 00 00 $E_TERM
+seed engine_rx multi_segment    00 00 00 00 001a 0143 00000000 00000000 \
+	00000001 00000000 0001020304050607 00 001a 4143 00000000 00000000 \
+	00000001 00000008 08090a0b0c0d0e0f
+seed engine_rx everything       07 fe 12 00 $E_WRITE 00 $E_RREQ 00 \
+	$E_SEND16 00 $E_RRESP 00 $E_ARESP 00 $(e_areq 2)
+seed engine_rx hold_rtr_write   29 00 00 00 000e c140 00000001 \
+	0000000000000000 00 $E_SEND16
+seed engine_rx hold_no_rtr      09 03 07 00 $E_SEND16 00 $E_WRITE
+seed engine_rx bad_crc          01 00 00 01 001c 0016 4143 00000000 \
+	00000000 00000001 00000000 0102 0000 deadbeef
+seed engine_rx bad_ddp_version  00 00 00 00 0022 4243 00000000 00000000 \
+	00000001 00000000 000102030405060708090a0b0c0d0e0f
+seed engine_rx setup_term       89 00 00 00 $E_TERM
+
+# ---- mpa_startup: mode(1), then what the raw peer sends -------------------
+# (mode 01 accept, 02 half-close after an incomplete frame, 04 write in
+# two parts at (mode >> 3) * 8)
+seed mpa_startup rev1_reject      00 $KEYREQ 40 01 0000
+seed mpa_startup rev1_accept      01 $KEYREQ 40 01 0000
+seed mpa_startup markers_accept   15 $KEYREQ c0 01 0005 68656c6c6f
+seed mpa_startup v2_p2p_accept    01 $KEYREQ 50 02 0004 8008 8008
+seed mpa_startup v2_siw_accept    01 $KEYREQ 10 02 0004 8001 c001
+seed mpa_startup v2_pd_reject     00 $KEYREQ 50 02 0009 0004 0004 \
+				  68656c6c6f
+seed mpa_startup enh_no_room      01 $KEYREQ 10 02 0002 8008
+seed mpa_startup rev3             01 $KEYREQ 40 03 0000
+seed mpa_startup pd_too_long      01 $KEYREQ 40 01 0201
+seed mpa_startup trailing_octets  01 $KEYREQ 40 01 0000 00
+seed mpa_startup reply_key        01 $KEYREP 40 01 0000
+seed mpa_startup prefix_fin       02 $KEYREQ 40 01 0010 0102
+seed mpa_startup prefix_timeout   00 4d504120
