@@ -189,6 +189,40 @@ int uiw_cq_ack_events(struct uiw_cq *cq);
 /* Blocks until the fd is readable or timeout_ms passes (-1: forever);
  * returns 1 on an event, 0 on timeout, -errno on error. */
 int uiw_cq_wait(struct uiw_cq *cq, int timeout_ms);
+/*
+ * Poll mode (busy polling), for the lowest latency.  With mode
+ * UIW_CQ_POLL, uiw_cq_poll, when it finds no completion, itself receives
+ * on the calling thread for every connected QP that uses this CQ (as its
+ * send or receive CQ): it reads what the socket holds (never blocking),
+ * runs the protocol and returns the completions that produced, with no
+ * hand-over from the device's progress thread.  While the application
+ * keeps polling, the progress thread leaves those connections' receive
+ * alone; so in poll mode a connection makes receive progress (RDMA
+ * Writes are placed, Read Requests answered) only while the application
+ * calls uiw_cq_poll or uiw_cq_wait, or after it armed the CQ:
+ * uiw_cq_req_notify hands receiving back to the progress thread until
+ * the notification fires (so the usual arm, poll, uiw_cq_wait sequence
+ * still works, and no completion is missed), and the next uiw_cq_poll
+ * after that takes it over again.  Instead of spinning, the application
+ * may sleep in uiw_cq_wait without arming: in poll mode it then waits
+ * until one of those connections has octets to receive or a completion
+ * arrives (it returns 1; the next uiw_cq_poll receives), still with no
+ * hand-over.  Several threads may poll; one receives for a connection at
+ * a time.
+ *
+ * UIW_CQ_POLL | UIW_CQ_POLL_DEFER_SEND also batches sending: while the
+ * CQ is not armed, uiw_post_send on a QP whose send CQ it is only queues
+ * the work request, and the next uiw_cq_poll or uiw_cq_wait of the CQ
+ * sends everything queued, several messages in one system call (the
+ * message rate of small operations multiplies).  The application must
+ * then poll (or wait on, or arm) the CQ after posting: a work request is
+ * not sent before.
+ *
+ * mode 0 (the default) hands receiving and sending back for good.
+ * Returns 0 or -errno.
+ */
+enum { UIW_CQ_POLL = 1u << 0, UIW_CQ_POLL_DEFER_SEND = 1u << 1 };
+int uiw_cq_set_poll_mode(struct uiw_cq *cq, int mode);
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                        */

@@ -1,15 +1,19 @@
 /*
  * MPA over TCP in Full Operation.
  *
- * Receive runs on the progress thread: on EPOLLIN it asks the engine
- * where the next octets go (uiw_qp_rx_iov), reads them straight there
- * with readv, and reports them (uiw_qp_rx_done), until the socket is
- * empty or a budget is spent.  Transmit runs in whichever thread gets
- * the tx lock first: an application thread that posted a work request
- * (ops->kick) sends at once without a thread hop, and the progress
- * thread takes over when the socket is full (EPOLLOUT) or after receive.
- * Each batch of FPDUs goes out in one sendmmsg, one FPDU per message, so
- * that TCP segments start at FPDU boundaries (see tx_plan).
+ * Receive runs on the progress thread (or, in poll mode, on the
+ * application's thread inside uiw_cq_poll, see tcp_poll): it asks the
+ * engine where the next octets go (uiw_qp_rx_iov), reads them straight
+ * there with readv, and reports them (uiw_qp_rx_done), until the socket
+ * is empty or a budget is spent.  Small reads also read ahead into a
+ * staging buffer, from which the engine takes the following FPDUs
+ * without another system call (see rx_run).  Transmit runs in whichever
+ * thread gets the tx lock first: an application thread that posted a
+ * work request (ops->kick) sends at once without a thread hop, and the
+ * progress thread takes over when the socket is full (EPOLLOUT) or after
+ * receive.  Each batch of FPDUs goes out in one system call, cut into
+ * messages at FPDU boundaries, small FPDUs sharing a message, so that
+ * TCP segments start at FPDU boundaries (see tx_plan).
  *
  * Closing (RFC 5044 §7.2, RFC 5040 §6): when the engine asks for an
  * orderly close we send what is queued (a Terminate, say), shut our half
@@ -45,6 +49,10 @@
 #define TCP_DEFAULT_EMSS 536     /* RFC 879, when TCP_MAXSEG says nothing */
 #define TCP_SNDBUF_FPDUS 4       /* send buffer: room for this many FPDUs */
 #define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
+#define TCP_STAGE        8192    /* receive read-ahead per thread */
+#define TCP_RA_SMALL     2048    /* a read this small may read ahead */
+#define TCP_RA_RUN       8       /* small reads in a row: read ahead */
+#define TCP_POLL_BUDGET  4       /* reads per uiw_cq_poll in poll mode */
 
 enum { CLOSE_NONE = 0, CLOSE_ORDERLY, CLOSE_ABORT };
 enum rx_mode {
@@ -54,11 +62,38 @@ enum rx_mode {
 };
 enum tx_result { TX_IDLE, TX_BLOCKED, TX_MORE, TX_BUSY, TX_ERROR, TX_CLOSED };
 
+/*
+ * Scratch for one transmit or receive turn.  It lives in thread-local
+ * storage, not in each connection: a turn never spans two calls (the
+ * engine's iovecs are accounted for by tx_done / rx_done before the
+ * turn ends, and staged octets are all handed to the engine), so a
+ * thread needs only one, however many connections it serves.  That
+ * keeps an idle connection small (see test_manyqp).
+ */
+struct tcp_scratch {
+	struct iovec iov[TCP_IOV_MAX];
+	struct iovec mv[TCP_IOV_MAX + TCP_MSG_MAX];
+	struct mmsghdr mm[TCP_MSG_MAX];
+	uint64_t mm_end[TCP_MSG_MAX];     /* stream end of its last FPDU */
+	uint64_t mm_stop[TCP_MSG_MAX];    /* stream end of the message */
+	struct uiw_mpa_piece pieces[UIW_MPA_MAX_PIECES(0xffffu)];
+	/* Receive: where the engine's octets go, plus the staging buffer
+	 * the octets after them are read ahead into. */
+	struct iovec riov[TCP_IOV_MAX + 1];
+	uint8_t stage[TCP_STAGE];
+	char discard[4096];
+};
+static __thread struct tcp_scratch tls;
+
+_Atomic uint64_t uiw_tcp_staged_bulk;
+
 struct uiw_tcp {
 	struct uiw_rt *rt;
 	struct uiw_qp *qp;
 	int fd;
 	uint32_t qpn;
+	uint32_t emss;               /* FPDUs packed into one message up to
+					this many octets */
 	uiw_tcp_closed_fn closed_fn;
 	void *closed_arg;
 
@@ -72,16 +107,22 @@ struct uiw_tcp {
 	bool unaligned;              /* FPDU boundaries lost: plain sends */
 	uint64_t tx_pos;             /* octets of Full Operation sent */
 	uint64_t fpdu_end;           /* end of the FPDU in progress */
-	struct iovec iov[TCP_IOV_MAX];
-	struct iovec mv[TCP_IOV_MAX + TCP_MSG_MAX];
-	struct mmsghdr mm[TCP_MSG_MAX];
-	uint64_t mm_end[TCP_MSG_MAX];     /* stream end of its FPDU */
-	uint64_t mm_stop[TCP_MSG_MAX];    /* stream end of the message */
-	struct uiw_mpa_piece pieces[UIW_MPA_MAX_PIECES(0xffffu)];
+
+	/* Receive: one reader at a time (rx_lock), the progress thread or,
+	 * in poll mode, the application thread in uiw_cq_poll. */
+	pthread_mutex_t rx_lock;
+	bool rx_closed;              /* under rx_lock: the fd is closed */
+	bool ra;                     /* under rx_lock: read ahead */
+	uint64_t rx_octets;          /* under rx_lock: octets read */
+	uint8_t ra_small;            /* under rx_lock: small reads in a row */
+	atomic_bool rx_app;          /* the application reads (poll mode) */
+	atomic_bool rx_giveback;     /* the application stopped: the
+					progress thread reads again */
 
 	/* Requests from other threads, read by work on the progress thread. */
 	struct uiw_rt_work work;
 	atomic_int tx_error;         /* errno of a failed sendmsg */
+	atomic_int rx_error;         /* errno of a failed read (poll mode) */
 	atomic_int close_req;        /* CLOSE_* */
 
 	/* Progress thread only. */
@@ -104,11 +145,19 @@ static void tcp_tx_push(struct uiw_tcp *t);
  * transmitter to start TCP segments at FPDU boundaries."  Each batch
  * from the engine is cut at FPDU boundaries into the messages of one
  * sendmmsg; a message that ends an FPDU carries MSG_EOR, so Linux never
- * appends the next FPDU to its segment.  FPDUs are located with
- * uiw_mpa_layout, the layout the engine framed them with; with TCP_NODELAY
- * and MULPDU from the EMSS, each FPDU then travels in a segment of its
- * own unless TCP itself splits one (window limits, RFC 5044 §5.1).
+ * appends the next message to its segment.  Consecutive FPDUs share a
+ * message while together they fit in the EMSS: small FPDUs then share
+ * a segment that still begins at an FPDU boundary, and a burst of small
+ * work requests costs one system call and a few segments instead of one
+ * of each per FPDU (not with markers: decoders such as Wireshark find
+ * markers only in an FPDU that fills its segment alone).  FPDUs are
+ * located with uiw_mpa_layout, the layout the engine framed them with;
+ * with TCP_NODELAY and MULPDU from the EMSS, each message then travels
+ * in a segment of its own unless TCP itself splits one (window limits,
+ * RFC 5044 §5.1).
  */
+
+#define TCP_FEND_MAX 256             /* FPDU ends kept per batch */
 
 /* The octet off octets after iovec i, offset ioff; -1 past the batch. */
 static int batch_byte(const struct iovec *iov, int n, int i, size_t ioff,
@@ -135,32 +184,37 @@ static bool fpdu_end_at(struct uiw_tcp *t, int n, uint64_t pos, int i,
 	/* RFC 5044 §4.3: a marker on a 512-octet boundary comes first. */
 	if (t->markers_tx && pos % UIW_MPA_MARKER_INTERVAL == 0)
 		skip = UIW_MPA_MARKER_LEN;
-	hi = batch_byte(t->iov, n, i, ioff, skip);
-	lo = batch_byte(t->iov, n, i, ioff, skip + 1);
+	hi = batch_byte(tls.iov, n, i, ioff, skip);
+	lo = batch_byte(tls.iov, n, i, ioff, skip + 1);
 	if (hi < 0 || lo < 0)
 		return false;
 	if (!uiw_mpa_layout(pos, (uint32_t)(hi << 8 | lo), t->markers_tx,
-			    t->pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
+			    tls.pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
 		return false;
 	*end = pos + flen;
 	return true;
 }
 
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
+ * count.  fend gets the stream ends of the whole FPDUs, *nf their
  * count. */
-static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total)
+static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total,
+			uint64_t *fend, unsigned *nf)
 {
 	uint64_t cur_end = t->fpdu_end;
-	size_t base = 0, ioff = 0;
+	size_t base = 0, ioff = 0, mlen = 0;
 	unsigned k = 0, nv = 0;
+	bool open = false;           /* message k - 1 takes more FPDUs */
 	int i = 0;
 
-	while (!t->unaligned && base < total && k < TCP_MSG_MAX) {
+	*nf = 0;
+	while (!t->unaligned && base < total && *nf < TCP_FEND_MAX) {
 		uint64_t pos = t->tx_pos + base, end;
-		struct msghdr *h = &t->mm[k].msg_hdr;
+		struct msghdr *h;
+		bool rest = cur_end > pos;   /* of a partly sent FPDU */
 		size_t len, left;
 
-		if (cur_end > pos)
+		if (rest)
 			end = cur_end;
 		else if (!fpdu_end_at(t, n, pos, i, ioff, &end))
 			break;
@@ -170,32 +224,43 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total)
 		 * send whole ones now, that one whole in the next batch. */
 		if (len < end - pos && k > 0)
 			break;
-		memset(h, 0, sizeof(*h));
-		h->msg_iov = &t->mv[nv];
+		if (open && !rest && len == end - pos &&
+		    mlen + len <= t->emss && !t->markers_tx) {
+			h = &tls.mm[k - 1].msg_hdr;
+		} else {
+			if (k == TCP_MSG_MAX)
+				break;
+			h = &tls.mm[k].msg_hdr;
+			memset(h, 0, sizeof(*h));
+			h->msg_iov = &tls.mv[nv];
+			k++;
+			mlen = 0;
+		}
 		for (left = len; left > 0; ) {
-			size_t take = t->iov[i].iov_len - ioff;
+			size_t take = tls.iov[i].iov_len - ioff;
 
 			if (take > left)
 				take = left;
-			t->mv[nv].iov_base =
-				(uint8_t *)t->iov[i].iov_base + ioff;
-			t->mv[nv].iov_len = take;
+			tls.mv[nv].iov_base =
+				(uint8_t *)tls.iov[i].iov_base + ioff;
+			tls.mv[nv].iov_len = take;
 			nv++;
 			h->msg_iovlen++;
 			ioff += take;
 			left -= take;
-			if (ioff == t->iov[i].iov_len) {
+			if (ioff == tls.iov[i].iov_len) {
 				i++;
 				ioff = 0;
 			}
 		}
-		if (pos + len == end)
-			h->msg_flags = MSG_EOR;
-		t->mm_end[k] = end;
-		t->mm_stop[k] = pos + len;
+		mlen += len;
+		open = pos + len == end;
+		if (open)
+			fend[(*nf)++] = end;
+		tls.mm_end[k - 1] = end;
+		tls.mm_stop[k - 1] = pos + len;
 		cur_end = end;
 		base += len;
-		k++;
 	}
 	if (k == 0) {
 		/* Not an FPDU boundary we can find (never seen with our
@@ -203,10 +268,10 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total)
 		if (!t->unaligned)
 			UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
 		t->unaligned = true;
-		memset(&t->mm[0].msg_hdr, 0, sizeof(t->mm[0].msg_hdr));
-		t->mm[0].msg_hdr.msg_iov = t->iov;
-		t->mm[0].msg_hdr.msg_iovlen = (size_t)n;
-		t->mm_end[0] = t->mm_stop[0] = t->tx_pos + total;
+		memset(&tls.mm[0].msg_hdr, 0, sizeof(tls.mm[0].msg_hdr));
+		tls.mm[0].msg_hdr.msg_iov = tls.iov;
+		tls.mm[0].msg_hdr.msg_iovlen = (size_t)n;
+		tls.mm_end[0] = tls.mm_stop[0] = t->tx_pos + total;
 		k = 1;
 	}
 	return k;
@@ -215,22 +280,37 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total)
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
+	uint64_t fend[TCP_FEND_MAX];
 	int round;
 
 	if (t->fd_closed)
 		return TX_CLOSED;
 	for (round = 0; round < TCP_TX_BUDGET; round++) {
-		int j, r, n = uiw_qp_tx_iov(t->qp, t->iov, TCP_IOV_MAX);
+		int j, r, n = uiw_qp_tx_iov(t->qp, tls.iov, TCP_IOV_MAX);
 		size_t total = 0, sent = 0, planned = 0;
-		unsigned k;
+		unsigned k, nf;
+		int fl;
 
 		if (n <= 0)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
-			total += t->iov[j].iov_len;
-		k = tx_plan(t, n, total);
-		/* One system call for the batch. */
-		r = sendmmsg(t->fd, t->mm, k, MSG_DONTWAIT | MSG_NOSIGNAL);
+			total += tls.iov[j].iov_len;
+		k = tx_plan(t, n, total, fend, &nf);
+		/* One system call for the batch.  The kernel takes the flags
+		 * of the call, not msg_flags, for every message: MSG_EOR
+		 * ends each message's last skb, so the next message starts a
+		 * segment of its own (a message cut inside an FPDU is only
+		 * ever the batch's single message, see tx_plan). */
+		fl = MSG_DONTWAIT | MSG_NOSIGNAL | (t->unaligned ? 0 : MSG_EOR);
+		if (k == 1) {
+			ssize_t w = sendmsg(t->fd, &tls.mm[0].msg_hdr, fl);
+
+			r = w < 0 ? -1 : 1;
+			if (w >= 0)
+				tls.mm[0].msg_len = (unsigned)w;
+		} else {
+			r = sendmmsg(t->fd, tls.mm, k, fl);
+		}
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -240,13 +320,15 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_ERROR;
 		}
 		for (j = 0; j < r; j++)
-			sent += t->mm[j].msg_len;
-		planned = (size_t)(t->mm_stop[k - 1] - t->tx_pos);
+			sent += tls.mm[j].msg_len;
+		planned = (size_t)(tls.mm_stop[k - 1] - t->tx_pos);
 		uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
-		for (j = 0; j < (int)k; j++) {
-			if (t->mm_stop[j] >= t->tx_pos) {
-				t->fpdu_end = t->mm_end[j];
+		/* The FPDU the stream now stands in (for MSG_EOR). */
+		t->fpdu_end = tls.mm_end[k - 1];
+		for (j = 0; j < (int)nf; j++) {
+			if (fend[j] >= t->tx_pos) {
+				t->fpdu_end = fend[j];
 				break;
 			}
 		}
@@ -280,7 +362,8 @@ static void set_interest(struct uiw_tcp *t)
 	uint32_t ev = 0;
 	int r;
 
-	if (t->rx != RX_EOF)
+	/* In poll mode the application reads: stay out of its way. */
+	if (t->rx != RX_EOF && !atomic_load(&t->rx_app))
 		ev |= EPOLLIN | EPOLLRDHUP;
 	if (t->want_out)
 		ev |= EPOLLOUT;
@@ -371,35 +454,161 @@ static void rx_stop(struct uiw_tcp *t)
 		uiw_rt_timer_start(t->rt, &t->linger, TCP_LINGER_MS);
 }
 
-static void tcp_rx(struct uiw_tcp *t)
+/*
+ * Receive (RFC 5044 §4 framing is the engine's; this moves octets).
+ *
+ * Each turn asks the engine where the next octets go and reads them
+ * there.  While the reads are small (headers, small payloads, the
+ * prelude of the next FPDU), the staging buffer of the thread is added
+ * after the engine's iovecs, so that one readv also takes the FPDUs that
+ * follow; the engine then gets them from the staging buffer with no
+ * further system call, through the same rx_iov / rx_done calls (so they
+ * are parsed and checked exactly like octets read from the socket).  A
+ * large payload is read with readv straight into its registered memory.
+ * When staged octets would have to be copied into a large payload (a
+ * bulk FPDU after small ones), read-ahead stops until small reads are
+ * seen again: bulk data then goes to its place with one copy, the
+ * kernel's.
+ */
+enum rx_res {
+	RX_AGAIN,     /* the socket is empty (or the budget spent) */
+	RX_STOPPED,   /* the engine reads no more */
+	RX_GOT_EOF,   /* the peer's FIN */
+	RX_FAILED,    /* a read error; errno */
+};
+
+/* Hands staged octets to the engine; returns false when it stopped. */
+static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
 {
-	struct iovec iov[TCP_IOV_MAX];
-	char scratch[4096];
+	while (*off < len) {
+		struct iovec *iov = tls.riov;
+		size_t got = 0;
+		int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
+
+		if (n <= 0)
+			return false;
+		for (k = 0; k < n && *off < len; k++) {
+			size_t c = iov[k].iov_len < len - *off ?
+				   iov[k].iov_len : len - *off;
+
+			memcpy(iov[k].iov_base, tls.stage + *off, c);
+			*off += c;
+			got += c;
+			/* Bulk payload copied a second time: the stream has
+			 * turned to large FPDUs, stop reading ahead. */
+			if (c >= TCP_RA_SMALL) {
+				t->ra = false;
+				atomic_fetch_add_explicit(&uiw_tcp_staged_bulk,
+					c, memory_order_relaxed);
+			}
+		}
+		if (uiw_qp_rx_done(t->qp, got) < 0)
+			return false;
+	}
+	return true;
+}
+
+/* Reads and hands octets to the engine, at most budget reads; the
+ * caller holds rx_lock and the engine is reading. */
+static enum rx_res rx_run(struct uiw_tcp *t, int budget)
+{
 	int i;
 
-	for (i = 0; i < TCP_RX_BUDGET && t->rx != RX_EOF; i++) {
+	for (i = 0; i < budget; i++) {
+		struct iovec *iov = tls.riov;
+		size_t total = 0, off, want;
+		bool stage;
 		ssize_t r;
+		int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
 
-		if (t->rx == RX_ENGINE) {
-			size_t total = 0;
-			int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
-
-			for (k = 0; k < n; k++)
-				total += iov[k].iov_len;
-			if (n <= 0 || total == 0) {
-				rx_stop(t);
+		for (k = 0; k < n; k++)
+			total += iov[k].iov_len;
+		if (n <= 0 || total == 0)
+			return RX_STOPPED;
+		stage = t->ra && total < TCP_RA_SMALL;
+		if (stage) {
+			iov[n].iov_base = tls.stage;
+			iov[n].iov_len = TCP_STAGE;
+		}
+		r = readv(t->fd, iov, n + (stage ? 1 : 0));
+		if (r < 0) {
+			uiw_qp_rx_done(t->qp, 0);
+			if (errno == EINTR) {
+				i--;
 				continue;
 			}
-			r = readv(t->fd, iov, n);
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return RX_AGAIN;
+			return RX_FAILED;
+		}
+		if (r == 0) {
+			uiw_qp_rx_done(t->qp, 0);
+			return RX_GOT_EOF;
+		}
+		want = total + (stage ? TCP_STAGE : 0);
+		t->rx_octets += (uint64_t)r;
+		if ((size_t)r <= total) {
+			if (uiw_qp_rx_done(t->qp, (size_t)r) < 0)
+				return RX_STOPPED;
 		} else {
-			r = read(t->fd, scratch, sizeof(scratch));
+			if (uiw_qp_rx_done(t->qp, total) < 0)
+				return RX_STOPPED;
+			off = 0;
+			if (!rx_unstage(t, &off, (size_t)r - total))
+				return RX_STOPPED;
 		}
-		if (r > 0) {
-			if (t->rx == RX_ENGINE &&
-			    uiw_qp_rx_done(t->qp, (size_t)r) < 0)
-				rx_stop(t);
+		/* Read-ahead pays off when small FPDUs follow each other
+		 * closely: many small requests in a row, each met in full
+		 * at once (a short read means the socket was empty, where
+		 * reading ahead finds nothing).  A large request resets the
+		 * count: a stream of large FPDUs, whose tails and preludes
+		 * make a few small requests between the large ones, never
+		 * turns read-ahead on. */
+		if (total >= TCP_RA_SMALL)
+			t->ra_small = 0;
+		else if ((size_t)r >= total && !t->ra &&
+			 ++t->ra_small >= TCP_RA_RUN)
+			t->ra = true;
+		/* Less than asked for: the socket is empty now (level-
+		 * triggered epoll says so if more arrives). */
+		if ((size_t)r < want)
+			return RX_AGAIN;
+	}
+	return RX_AGAIN;
+}
+
+/* Progress thread. */
+static void tcp_rx(struct uiw_tcp *t)
+{
+	int i;
+
+	if (t->rx == RX_ENGINE) {
+		enum rx_res res;
+
+		pthread_mutex_lock(&t->rx_lock);
+		res = t->rx_closed ? RX_AGAIN : rx_run(t, TCP_RX_BUDGET);
+		pthread_mutex_unlock(&t->rx_lock);
+		switch (res) {
+		case RX_AGAIN:
+			return;
+		case RX_STOPPED:
+			rx_stop(t);
+			break;             /* drain below */
+		case RX_GOT_EOF:
+			rx_eof(t);
+			return;
+		case RX_FAILED:
+			UIW_DBG(1, "tcp qp %u: receive: %s", t->qpn,
+				strerror(errno));
+			tcp_finish(t, true, UIW_E_MPA_CLOSED);
+			return;
+		}
+	}
+	for (i = 0; i < TCP_RX_BUDGET && t->rx == RX_DISCARD; i++) {
+		ssize_t r = read(t->fd, tls.discard, sizeof(tls.discard));
+
+		if (r > 0)
 			continue;
-		}
 		if (r == 0) {
 			rx_eof(t);
 			return;
@@ -437,6 +646,18 @@ static void tcp_event(void *arg, uint32_t events)
 			return;
 		}
 	}
+	if (atomic_load(&t->rx_app)) {
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			/* The end of the connection is the progress
+			 * thread's to handle: take receiving back. */
+			atomic_store(&t->rx_giveback, true);
+			atomic_store(&t->rx_app, false);
+		} else {
+			/* The application reads (poll mode). */
+			events &= ~(uint32_t)(EPOLLIN | EPOLLRDHUP);
+			set_interest(t);
+		}
+	}
 	if (t->rx != RX_EOF && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))
 		tcp_rx(t);
 	if (t->detached)
@@ -468,6 +689,15 @@ static void tcp_work(void *arg)
 		tcp_finish(t, true, UIW_E_MPA_CLOSED);
 		return;
 	}
+	e = atomic_exchange(&t->rx_error, 0);
+	if (e) {
+		UIW_DBG(1, "tcp qp %u: receive: %s", t->qpn, strerror(e));
+		tcp_finish(t, true, UIW_E_MPA_CLOSED);
+		return;
+	}
+	/* The application may have taken receiving over or given it back
+	 * (poll mode): watch the socket accordingly. */
+	set_interest(t);
 	if (atomic_load(&t->close_req) == CLOSE_ABORT) {
 		tcp_finish(t, true, UIW_OK);
 		return;
@@ -520,9 +750,84 @@ static void tcp_close(void *ctx, bool abortive)
 	uiw_rt_post(t->rt, &t->work);
 }
 
+/*
+ * Poll mode (uiw_cq_set_poll_mode): uiw_cq_poll on the application's
+ * thread receives for the connection itself, so that a completion needs
+ * no hand-over from the progress thread.  One reader at a time: rx_lock,
+ * taken with trylock here (a reader already at work delivers the same
+ * completions).  Ownership: rx_app set means the application reads and
+ * the progress thread does not watch EPOLLIN (it drops that interest
+ * the next time it sees the socket, see tcp_event); before sleeping on
+ * the CQ's notification the application arms it, and uiw_cq_req_notify
+ * calls us with UIW_LLP_POLL_RELEASE: rx_app is cleared and the progress thread
+ * watches EPOLLIN again (level-triggered, so octets already waiting are
+ * seen: no wake-up is lost).  The end of the stream (FIN, a read error,
+ * the engine stopping) is handed back to the progress thread for good.
+ */
+static int tcp_poll(void *ctx, int how)
+{
+	struct uiw_tcp *t = ctx;
+	enum tx_result tr;
+	enum rx_res res;
+	uint64_t before;
+
+	if (how == UIW_LLP_POLL_FD) {
+		int fd;
+
+		/* rx_closed is set before the fd is closed. */
+		pthread_mutex_lock(&t->rx_lock);
+		fd = t->rx_closed ? -1 : t->fd;
+		pthread_mutex_unlock(&t->rx_lock);
+		return fd;
+	}
+	if (how == UIW_LLP_POLL_RELEASE) {
+		/* The progress thread receives again, and sends what posts
+		 * left for the next poll. */
+		atomic_store(&t->rx_app, false);
+		uiw_rt_post(t->rt, &t->work);
+		return 0;
+	}
+	/* Posted work requests wait for this call (deferred sends). */
+	if (how == UIW_LLP_POLL_SEND_RECV) {
+		tr = tx_run(t);
+		if (tr == TX_BLOCKED || tr == TX_MORE || tr == TX_ERROR)
+			uiw_rt_post(t->rt, &t->work);
+	}
+	if (atomic_load(&t->rx_giveback))
+		return 0;
+	if (!atomic_load(&t->rx_app))
+		atomic_store(&t->rx_app, true);
+	if (pthread_mutex_trylock(&t->rx_lock) != 0)
+		return 0;
+	if (t->rx_closed) {
+		pthread_mutex_unlock(&t->rx_lock);
+		return 0;
+	}
+	before = t->rx_octets;
+	res = rx_run(t, TCP_POLL_BUDGET);
+	if (res == RX_FAILED)
+		atomic_store(&t->rx_error, errno ? errno : EIO);
+	before = t->rx_octets - before;
+	pthread_mutex_unlock(&t->rx_lock);
+	if (res != RX_AGAIN) {
+		atomic_store(&t->rx_giveback, true);
+		atomic_store(&t->rx_app, false);
+		uiw_rt_post(t->rt, &t->work);
+	}
+	if (!before)
+		return 0;
+	/* Received octets may have queued transmit work (Read Responses,
+	 * a Terminate): send it from here, as tcp_kick does. */
+	tr = tx_run(t);
+	if (tr == TX_BLOCKED || tr == TX_MORE || tr == TX_ERROR)
+		uiw_rt_post(t->rt, &t->work);
+	return 1;
+}
+
 static const struct uiw_llp_ops tcp_ops = {
 	.kick = tcp_kick,
 	.close = tcp_close,
+	.poll = tcp_poll,
 };
 
 /* ---- Life cycle ------------------------------------------------------ */
@@ -537,6 +842,10 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
 	uiw_rt_timer_stop(t->rt, &t->linger);
 	uiw_rt_watch_del(t->watch);
 	t->watch = NULL;
+	/* A reader in poll mode finds rx_closed and leaves the fd alone. */
+	pthread_mutex_lock(&t->rx_lock);
+	t->rx_closed = true;
+	pthread_mutex_unlock(&t->rx_lock);
 	pthread_mutex_lock(&t->tx_lock);
 	if (abortive) {
 		/* RFC 793 abort: SO_LINGER 0 makes close send a reset. */
@@ -580,6 +889,43 @@ static void tcp_size_sndbuf(struct uiw_tcp *t, int emss)
 		UIW_DBG(2, "tcp qp %u: SO_SNDBUF: %s", t->qpn, strerror(errno));
 }
 
+/*
+ * The EMSS (RFC 5044 §4.5).  Right after the handshake TCP_MAXSEG can
+ * be well below the segments the connection sends once its window has
+ * opened: Linux bounds the MSS by half the largest window the peer has
+ * shown so far (on loopback it reads 32768, later segments carry 65483
+ * octets).  The path MTU less the IP and TCP headers and a timestamp
+ * option is what TCP settles on; FPDUs that large halve the per-FPDU
+ * work of a bulk transfer.  Early in the connection, while the window is
+ * small, TCP may then cut an FPDU (RFC 5044 §5.1 allows it; the receiver
+ * takes any cut).  With markers we keep to what TCP_MAXSEG says: a
+ * decoder that finds markers only in FPDUs that fill their segment
+ * alone (Wireshark does so) can then follow every FPDU from the start.
+ */
+static int tcp_emss(int fd, bool markers)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(int), sl = sizeof(ss);
+	int emss = 0, mtu = 0, ovh;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &emss, &len) < 0 ||
+	    emss <= 0)
+		emss = TCP_DEFAULT_EMSS;
+	if (markers || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return emss;
+	len = sizeof(mtu);
+	if (ss.ss_family == AF_INET6) {
+		if (getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len) < 0)
+			return emss;
+		ovh = 40 + 20 + 12;
+	} else {
+		if (getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) < 0)
+			return emss;
+		ovh = 20 + 20 + 12;
+	}
+	return mtu - ovh > emss ? mtu - ovh : emss;
+}
+
 int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		  const struct uiw_tcp_params *p, uiw_tcp_closed_fn closed,
 		  void *arg, struct uiw_tcp **out)
@@ -597,7 +943,6 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	};
 	struct uiw_tcp *t;
 	int one = 1, emss = 0, ret;
-	socklen_t len = sizeof(emss);
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -609,6 +954,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	t->closed_fn = closed;
 	t->closed_arg = arg;
 	pthread_mutex_init(&t->tx_lock, NULL);
+	pthread_mutex_init(&t->rx_lock, NULL);
 	uiw_rt_work_init(&t->work, tcp_work, t);
 	uiw_rt_timer_init(&t->linger, tcp_linger_expired, t);
 	t->rx = RX_ENGINE;
@@ -620,10 +966,9 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		UIW_DBG(2, "tcp qp %u: TCP_NODELAY: %s", t->qpn,
 			strerror(errno));
 	/* RFC 5044 §4.5 / §8: MULPDU from the current EMSS. */
-	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &emss, &len) < 0 ||
-	    emss <= 0)
-		emss = TCP_DEFAULT_EMSS;
+	emss = tcp_emss(fd, p->markers_tx);
 	lp.mulpdu = uiw_mpa_mulpdu((uint32_t)emss, p->markers_tx);
+	t->emss = (uint32_t)emss;
 	tcp_size_sndbuf(t, emss);
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
@@ -647,6 +992,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	 * level-triggered watch reports them on the next round. */
 	return 0;
 fail:
+	pthread_mutex_destroy(&t->rx_lock);
 	pthread_mutex_destroy(&t->tx_lock);
 	free(t);
 	return ret;
@@ -673,5 +1019,6 @@ void uiw_tcp_free(struct uiw_tcp *t)
 	pthread_mutex_lock(&t->tx_lock);
 	pthread_mutex_unlock(&t->tx_lock);
 	pthread_mutex_destroy(&t->tx_lock);
+	pthread_mutex_destroy(&t->rx_lock);
 	free(t);
 }

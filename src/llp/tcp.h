@@ -50,4 +50,10 @@ bool uiw_tcp_done(const struct uiw_tcp *t);
  * (the QP detached with UIW_E_MPA_CLOSED) without calling closed(). */
 void uiw_tcp_free(struct uiw_tcp *t);
 
+/* Octets of large payloads (runs of 2048 or more) that passed through
+ * the receive staging buffer, all connections: read ahead after small
+ * FPDUs, then copied to their place.  A steady stream of large FPDUs
+ * adds nothing (tests/loopback/test_noalloc.c checks it). */
+extern _Atomic uint64_t uiw_tcp_staged_bulk;
+
 #endif

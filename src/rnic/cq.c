@@ -10,10 +10,12 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "dev.h"
+#include "rnic.h"
 #include "../rt/log.h"
 
 struct uiw_cq *uiw_cq_create(struct uiw_device *dev, int cqe)
@@ -44,6 +46,9 @@ struct uiw_cq *uiw_cq_create(struct uiw_device *dev, int cqe)
 	cq->dev = dev;
 	cq->size = (uint32_t)cqe;
 	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_init(&cq->poll_lock, NULL);
+	cq->pollers.next = cq->pollers.prev = &cq->pollers;
+	cq->pm_epfd = cq->pm_wakefd = -1;
 	pthread_mutex_lock(&dev->lock);
 	dev->n_cq++;
 	pthread_mutex_unlock(&dev->lock);
@@ -63,7 +68,12 @@ int uiw_cq_destroy(struct uiw_cq *cq)
 				 users);
 	dev = cq->dev;
 	close(cq->efd);
+	if (cq->pm_epfd >= 0) {
+		close(cq->pm_epfd);
+		close(cq->pm_wakefd);
+	}
 	pthread_mutex_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->poll_lock);
 	free(cq->ring);
 	free(cq);
 	pthread_mutex_lock(&dev->lock);
@@ -107,16 +117,214 @@ bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
 	pthread_mutex_unlock(&cq->lock);
 	if (fire)
 		cq_signal(cq);
+	if (atomic_load(&cq->pm_waiters) > 0) {
+		uint64_t one = 1;
+
+		if (write(cq->pm_wakefd, &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
+			UIW_DBG(2, "cq: wakefd: %s", strerror(errno));
+	}
 	return ok;
+}
+
+/* ---- Poll mode ---------------------------------------------------------- */
+
+/* Adds a poller's fd to the CQ's epoll set (poll_lock held).  A closed
+ * fd leaves the set by itself. */
+static void cq_pm_watch(struct uiw_cq *cq, struct uiw_cq_poller *p)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	int fd;
+
+	if (cq->pm_epfd < 0)
+		return;
+	fd = p->poll(p->ctx, UIW_LLP_POLL_FD);
+	if (fd < 0)
+		return;
+	ev.data.fd = fd;
+	if (epoll_ctl(cq->pm_epfd, EPOLL_CTL_ADD, fd, &ev) < 0 &&
+	    errno != EEXIST)
+		UIW_DBG(2, "cq: poll mode: epoll_ctl: %s", strerror(errno));
+}
+
+void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p)
+{
+	pthread_mutex_lock(&cq->poll_lock);
+	p->next = &cq->pollers;
+	p->prev = cq->pollers.prev;
+	cq->pollers.prev->next = p;
+	cq->pollers.prev = p;
+	cq_pm_watch(cq, p);
+	pthread_mutex_unlock(&cq->poll_lock);
+}
+
+void uiw_cq_poller_del(struct uiw_cq *cq, struct uiw_cq_poller *p)
+{
+	pthread_mutex_lock(&cq->poll_lock);
+	if (p->next) {
+		p->prev->next = p->next;
+		p->next->prev = p->prev;
+		p->next = p->prev = NULL;
+	}
+	pthread_mutex_unlock(&cq->poll_lock);
+}
+
+/* Calls every poller; returns the sum of what they returned.  The list
+ * lock keeps each poller's QP attached during its call.  A poller that
+ * finds another thread receiving returns at once, so two threads
+ * polling one CQ do not wait for each other beyond the list lock. */
+static int cq_drive(struct uiw_cq *cq, int how)
+{
+	struct uiw_cq_poller *p;
+	int got = 0;
+
+	pthread_mutex_lock(&cq->poll_lock);
+	for (p = cq->pollers.next; p != &cq->pollers; p = p->next)
+		got += p->poll(p->ctx, how);
+	pthread_mutex_unlock(&cq->poll_lock);
+	return got;
+}
+
+/* The epoll set and wake-up fd of poll mode, made once. */
+static int cq_pm_setup(struct uiw_cq *cq)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct uiw_cq_poller *p;
+	int e = 0;
+
+	pthread_mutex_lock(&cq->poll_lock);
+	if (cq->pm_epfd >= 0)
+		goto out;
+	cq->pm_wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	cq->pm_epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = cq->pm_wakefd;
+	if (cq->pm_wakefd < 0 || cq->pm_epfd < 0 ||
+	    epoll_ctl(cq->pm_epfd, EPOLL_CTL_ADD, cq->pm_wakefd, &ev) < 0) {
+		e = errno;
+		if (cq->pm_wakefd >= 0)
+			close(cq->pm_wakefd);
+		if (cq->pm_epfd >= 0)
+			close(cq->pm_epfd);
+		cq->pm_wakefd = cq->pm_epfd = -1;
+		goto out;
+	}
+	for (p = cq->pollers.next; p != &cq->pollers; p = p->next)
+		cq_pm_watch(cq, p);
+out:
+	pthread_mutex_unlock(&cq->poll_lock);
+	return e;
+}
+
+bool uiw_cq_defers_tx(struct uiw_cq *cq)
+{
+	bool armed;
+
+	if (!atomic_load_explicit(&cq->defer_send, memory_order_relaxed))
+		return false;
+	pthread_mutex_lock(&cq->lock);
+	armed = cq->armed != UIW_CQ_ARM_NONE;
+	pthread_mutex_unlock(&cq->lock);
+	return !armed;
+}
+
+int uiw_cq_set_poll_mode(struct uiw_cq *cq, int mode)
+{
+	bool on = mode != 0;
+	int e;
+
+	if (!cq)
+		return uiw_error(EINVAL, "cq_set_poll_mode: no CQ");
+	if (mode & ~(UIW_CQ_POLL | UIW_CQ_POLL_DEFER_SEND))
+		return uiw_error(EINVAL, "cq_set_poll_mode: unknown mode "
+				 "0x%x", (unsigned)mode);
+	if (on) {
+		e = cq_pm_setup(cq);
+		if (e)
+			return uiw_error(e, "cq_set_poll_mode: %s",
+					 strerror(e));
+	}
+	atomic_store(&cq->defer_send, (mode & UIW_CQ_POLL_DEFER_SEND) != 0);
+	if (atomic_exchange(&cq->poll_mode, on) == on)
+		return 0;
+	/* Leaving poll mode: the progress thread receives (and sends what
+	 * was deferred) again. */
+	if (!on)
+		cq_drive(cq, UIW_LLP_POLL_RELEASE);
+	return 0;
+}
+
+static int cq_take(struct uiw_cq *cq, int n, struct uiw_wc *wc,
+		   bool *armed);
+
+static int cq_recv_how(struct uiw_cq *cq)
+{
+	return atomic_load_explicit(&cq->defer_send, memory_order_relaxed) ?
+	       UIW_LLP_POLL_SEND_RECV : UIW_LLP_POLL_RECV;
 }
 
 int uiw_cq_poll(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 {
-	int i;
+	bool armed;
+	int got;
 
 	if (!cq || n < 0 || (n > 0 && !wc))
 		return uiw_error(EINVAL, "cq_poll: bad arguments");
+	got = cq_take(cq, n, wc, &armed);
+	/* Poll mode: nothing completed yet and nobody will sleep on the
+	 * notification: send what was posted and receive on this thread,
+	 * then look again. */
+	if (got == 0 && n > 0 && !armed && atomic_load(&cq->poll_mode)) {
+		cq_drive(cq, cq_recv_how(cq));
+		got = cq_take(cq, n, wc, &armed);
+	}
+	return got;
+}
+
+/* Poll mode, not armed: sleeps until a connection has octets to read,
+ * a completion arrives, or the timeout passes.  The waiter count makes
+ * uiw_cq_push write wakefd, so a completion made by another thread (a
+ * send finished by the progress thread) is not slept through. */
+static int cq_pm_wait(struct uiw_cq *cq, int timeout_ms)
+{
+	struct epoll_event ev[8];
+	int r, i, ready;
+
+	atomic_fetch_add(&cq->pm_waiters, 1);
+	/* Send what was posted and take what is there: octets that
+	 * arrived (a placed RDMA Write has no completion) end the wait. */
+	ready = cq_drive(cq, cq_recv_how(cq)) > 0;
 	pthread_mutex_lock(&cq->lock);
+	ready = ready || cq->count > 0 || cq->overflow;
+	pthread_mutex_unlock(&cq->lock);
+	r = ready ? 1 : 0;
+	while (!ready) {
+		r = epoll_wait(cq->pm_epfd, ev, 8, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	atomic_fetch_sub(&cq->pm_waiters, 1);
+	if (r < 0)
+		return uiw_error(errno, "cq_wait: %s", strerror(errno));
+	for (i = 0; i < r && !ready; i++) {
+		if (ev[i].data.fd == cq->pm_wakefd) {
+			uint64_t v;
+
+			if (read(cq->pm_wakefd, &v, sizeof(v)) < 0 &&
+			    errno != EAGAIN)
+				UIW_DBG(2, "cq: wakefd: %s", strerror(errno));
+		}
+	}
+	return r > 0 ? 1 : 0;
+}
+
+static int cq_take(struct uiw_cq *cq, int n, struct uiw_wc *wc,
+		   bool *armed)
+{
+	int i;
+
+	pthread_mutex_lock(&cq->lock);
+	*armed = cq->armed != UIW_CQ_ARM_NONE;
 	if (cq->overflow) {
 		pthread_mutex_unlock(&cq->lock);
 		return uiw_error(EOVERFLOW, "cq_poll: the CQ overflowed "
@@ -149,6 +357,11 @@ int uiw_cq_req_notify(struct uiw_cq *cq, int solicited_only)
 		cq->armed = solicited_only ? UIW_CQ_ARM_SOLICITED
 					   : UIW_CQ_ARM_NEXT;
 	pthread_mutex_unlock(&cq->lock);
+	/* Poll mode: the application may now sleep on the fd; the progress
+	 * thread must receive (and fire the notification) meanwhile.
+	 * uiw_cq_poll leaves the socket alone while the CQ is armed. */
+	if (atomic_load(&cq->poll_mode))
+		cq_drive(cq, UIW_LLP_POLL_RELEASE);
 	return 0;
 }
 
@@ -177,6 +390,15 @@ int uiw_cq_wait(struct uiw_cq *cq, int timeout_ms)
 
 	if (!cq)
 		return uiw_error(EINVAL, "cq_wait: no CQ");
+	if (atomic_load(&cq->poll_mode)) {
+		bool armed;
+
+		pthread_mutex_lock(&cq->lock);
+		armed = cq->armed != UIW_CQ_ARM_NONE;
+		pthread_mutex_unlock(&cq->lock);
+		if (!armed)
+			return cq_pm_wait(cq, timeout_ms);
+	}
 	p.fd = cq->efd;
 	p.events = POLLIN;
 	p.revents = 0;

@@ -10,6 +10,14 @@
 
 enum { UIW_CQ_ARM_NONE = 0, UIW_CQ_ARM_NEXT, UIW_CQ_ARM_SOLICITED };
 
+/* A QP attached to an LLP that can receive on the caller's thread
+ * (poll mode); kept in the list of each CQ the QP uses. */
+struct uiw_cq_poller {
+	struct uiw_cq_poller *next, *prev;
+	int (*poll)(void *ctx, int how);   /* uiw_llp_ops.poll */
+	void *ctx;
+};
+
 struct uiw_cq {
 	struct uiw_device *dev;
 	pthread_mutex_t lock;       /* taken after a QP's lock, never before */
@@ -19,7 +27,29 @@ struct uiw_cq {
 	uint8_t armed;              /* UIW_CQ_ARM_* */
 	int efd;                    /* eventfd */
 	atomic_uint users;          /* QPs */
+	/* Poll mode: uiw_cq_poll drives the pollers' receive itself. */
+	atomic_bool poll_mode;
+	atomic_bool defer_send;     /* UIW_CQ_POLL_DEFER_SEND */
+	pthread_mutex_t poll_lock;  /* the list; held while polling it,
+				       so a poller is not removed (its QP
+				       detached) during its call */
+	struct uiw_cq_poller pollers; /* list head */
+	/* Poll mode, made on the first uiw_cq_set_poll_mode: an epoll set
+	 * of the pollers' fds and of wakefd, for uiw_cq_wait; wakefd is
+	 * written on each completion while a poll-mode waiter sleeps. */
+	int pm_epfd, pm_wakefd;
+	atomic_int pm_waiters;
 };
+
+/* Adds / removes a poller (uiw_qp_llp_attach / _detach).  Removal waits
+ * for a poll of the list in progress; call it without the QP's lock. */
+void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p);
+void uiw_cq_poller_del(struct uiw_cq *cq, struct uiw_cq_poller *p);
+/* True when posted send work may wait for the application's next
+ * uiw_cq_poll / uiw_cq_wait of cq (poll mode with
+ * UIW_CQ_POLL_DEFER_SEND, no notification armed) instead of kicking the
+ * LLP at once. */
+bool uiw_cq_defers_tx(struct uiw_cq *cq);
 
 /* Adds a completion.  Returns false when it did not fit: the CQ is then
  * in the overflowed state for good (RFC 5040 §8.1.1 rule 10: only the

@@ -432,68 +432,102 @@ static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
 
 static void qp_free_mem(struct uiw_qp *qp)
 {
-	uint32_t i;
-
 	if (qp->sq) {
-		for (i = 0; i < qp->sq_size; i++) {
-			free(qp->sq[i].src);
-			free(qp->sq[i].sge);
-			free(qp->sq[i].hold);
-			free(qp->sq[i].inline_buf);
-		}
+		/* The slots' arrays are slices of one allocation each. */
+		free(qp->sq[0].src);
+		free(qp->sq[0].sge);
+		free(qp->sq[0].hold);
+		free(qp->sq[0].inline_buf);
 		free(qp->sq);
 	}
 	if (qp->rq) {
-		for (i = 0; i < qp->rq_size; i++)
-			free(qp->rq[i].sge);
+		free(qp->rq[0].sge);
 		free(qp->rq);
 	}
 	free(qp->orq);
 	free(qp->irq);
 	free(qp->fr);
-	free(qp->tx_pieces);
-	free(qp->rx.pieces);
+	free(qp->rx.pieces_big);
 	free(qp->rx.holds);
 	free(qp);
 }
 
+/*
+ * Rings sized to what was asked for, each in one allocation: an idle QP
+ * costs what its queues hold (test_manyqp measures it).  The inbound
+ * Read queue and the marker layout buffer depend on the negotiation and
+ * are made when the QP is attached (qp_attach_mem).
+ */
 static int qp_alloc_mem(struct uiw_qp *qp)
 {
 	uint32_t ns = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
 	uint32_t nr = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
+	size_t inl = qp->cap.max_inline_data;
+	struct iovec *src;
+	struct uiw_sge *sge, *rsge;
+	struct uiw_mr_entry **hold;
+	uint8_t *ib = NULL;
 	uint32_t i;
 
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
 	qp->orq_cap = UIW_MAX_ORD;
 	qp->orq = calloc(qp->orq_cap, sizeof(*qp->orq));
-	/* Entries stay until their Response is sent: up to IRD not yet
-	 * built, plus one per frame in flight. */
-	qp->irq_cap = UIW_MAX_IRD + UIW_TX_FRAMES;
-	qp->irq = calloc(qp->irq_cap, sizeof(*qp->irq));
 	qp->fr = calloc(UIW_TX_FRAMES, sizeof(*qp->fr));
-	qp->tx_pieces = calloc(UIW_PIECES_MAX, sizeof(*qp->tx_pieces));
-	qp->rx.pieces = calloc(UIW_PIECES_MAX, sizeof(*qp->rx.pieces));
 	qp->rx.holds_cap = nr + 1;
 	qp->rx.holds = calloc(qp->rx.holds_cap, sizeof(*qp->rx.holds));
-	if (!qp->sq || !qp->rq || !qp->orq || !qp->irq || !qp->fr ||
-	    !qp->tx_pieces || !qp->rx.pieces || !qp->rx.holds)
+	if (!qp->sq || !qp->rq || !qp->orq || !qp->fr || !qp->rx.holds)
+		return -ENOMEM;
+	src = calloc((size_t)qp->sq_size * ns, sizeof(*src));
+	sge = calloc((size_t)qp->sq_size * ns, sizeof(*sge));
+	hold = calloc((size_t)qp->sq_size * ns, sizeof(*hold));
+	if (inl)
+		ib = malloc((size_t)qp->sq_size * inl);
+	qp->sq[0].src = src;
+	qp->sq[0].sge = sge;
+	qp->sq[0].hold = hold;
+	qp->sq[0].inline_buf = ib;
+	if (!src || !sge || !hold || (inl && !ib))
 		return -ENOMEM;
 	for (i = 0; i < qp->sq_size; i++) {
 		struct uiw_sq_slot *s = &qp->sq[i];
 
-		s->src = calloc(ns, sizeof(*s->src));
-		s->sge = calloc(ns, sizeof(*s->sge));
-		s->hold = calloc(ns, sizeof(*s->hold));
-		if (qp->cap.max_inline_data)
-			s->inline_buf = malloc(qp->cap.max_inline_data);
-		if (!s->src || !s->sge || !s->hold ||
-		    (qp->cap.max_inline_data && !s->inline_buf))
-			return -ENOMEM;
+		s->src = src + (size_t)i * ns;
+		s->sge = sge + (size_t)i * ns;
+		s->hold = hold + (size_t)i * ns;
+		if (inl)
+			s->inline_buf = ib + (size_t)i * inl;
 	}
-	for (i = 0; i < qp->rq_size; i++) {
-		qp->rq[i].sge = calloc(nr, sizeof(*qp->rq[i].sge));
-		if (!qp->rq[i].sge)
+	rsge = calloc((size_t)qp->rq_size * nr, sizeof(*rsge));
+	qp->rq[0].sge = rsge;
+	if (!rsge)
+		return -ENOMEM;
+	for (i = 0; i < qp->rq_size; i++)
+		qp->rq[i].sge = rsge + (size_t)i * nr;
+	return 0;
+}
+
+/* At attach (the QP is Idle, nothing in flight): the inbound Read queue
+ * for the negotiated IRD (entries stay until their Response is sent: up
+ * to IRD not yet built, plus one per frame in flight), and room for the
+ * pieces of an FPDU with markers when the peer inserts them. */
+static int qp_attach_mem(struct uiw_qp *qp, const struct uiw_llp_params *lp)
+{
+	uint32_t cap = lp->ird + UIW_TX_FRAMES;
+
+	if (qp->irq_cap < cap) {
+		struct uiw_irq_ent *irq = calloc(cap, sizeof(*irq));
+
+		if (!irq)
+			return -ENOMEM;
+		free(qp->irq);
+		qp->irq = irq;
+		qp->irq_cap = cap;
+	}
+	if (lp->markers_rx && !qp->rx.pieces_big) {
+		qp->rx.pieces_big = calloc(UIW_PIECES_MAX,
+					   sizeof(*qp->rx.pieces_big));
+		if (!qp->rx.pieces_big)
 			return -ENOMEM;
 	}
 	return 0;
@@ -882,7 +916,11 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 	}
 	if (ret && bad_wr)
 		*bad_wr = wr;
-	if (n && qp->attached && qp->state == UIW_QPS_RTS)
+	/* Poll mode: the work goes out at the application's next poll of
+	 * the CQ (ops->poll), so that a burst of posts leaves in one
+	 * sendmsg. */
+	if (n && qp->attached && qp->state == UIW_QPS_RTS &&
+	    !uiw_cq_defers_tx(qp->scq))
 		act.kick = true;
 	pthread_mutex_unlock(&qp->lock);
 	uiw_qp_act_run(qp, &act);
@@ -963,6 +1001,28 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 
 /* ---- The LLP ------------------------------------------------------------- */
 
+/* Poll mode: uiw_cq_poll of either CQ may drive the LLP's receive. */
+static void qp_pollers_add(struct uiw_qp *qp, const struct uiw_llp_ops *ops,
+			   void *ctx)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		qp->poller[i].poll = ops->poll;
+		qp->poller[i].ctx = ctx;
+	}
+	uiw_cq_poller_add(qp->scq, &qp->poller[0]);
+	if (qp->rcq != qp->scq)
+		uiw_cq_poller_add(qp->rcq, &qp->poller[1]);
+}
+
+/* Before the LLP goes: waits for a poll that is calling it. */
+static void qp_pollers_del(struct uiw_qp *qp)
+{
+	uiw_cq_poller_del(qp->scq, &qp->poller[0]);
+	uiw_cq_poller_del(qp->rcq, &qp->poller[1]);
+}
+
 int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 		      const struct uiw_llp_ops *ops, void *ctx)
 {
@@ -989,6 +1049,11 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 				"%s", qp->qpn, qps(qp->state));
 		goto out;
 	}
+	if (qp_attach_mem(qp, &lp) < 0) {
+		ret = uiw_error(ENOMEM, "qp %u: attach: out of memory",
+				qp->qpn);
+		goto out;
+	}
 	qp->lp = lp;
 	qp->ops = ops;
 	qp->ctx = ctx;
@@ -1008,6 +1073,8 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 	kick = (qp->sq_next != qp->sq_tail || qp->rtr.tx) && !lp.hold_tx;
 out:
 	pthread_mutex_unlock(&qp->lock);
+	if (ret == 0 && ops->poll)
+		qp_pollers_add(qp, ops, ctx);
 	if (kick) {
 		struct uiw_qp_act act = { .kick = true };
 
@@ -1023,6 +1090,8 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 
 	if (!qp)
 		return;
+	/* Poll mode: no uiw_cq_poll calls the LLP after this. */
+	qp_pollers_del(qp);
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->attached) {
 		pthread_mutex_unlock(&qp->lock);

@@ -15,13 +15,15 @@
 #include "mr.h"
 #include "atomic.h"
 #include "rtr.h"
+#include "cq.h"
 #include "../wire/ddp.h"
 #include "../wire/mpa.h"
 
 #define UIW_TX_FRAMES       64           /* FPDUs built ahead of the socket */
 #define UIW_TX_AHEAD        (1u << 20)   /* octets built ahead at most */
 #define UIW_RX_MARKER_SLOTS 256          /* > markers in one FPDU */
-#define UIW_RX_DISCARD      4096         /* octets refused per rx_iov */
+#define UIW_RX_DISCARD      512          /* octets refused per rx_iov */
+#define UIW_RX_PIECES_INLINE 8           /* an FPDU without markers: 4 */
 /* Octets named after ULPDU_Length and the two control octets before the
  * FPDU's length is known.  Every valid FPDU has at least this many more
  * (its header is 14 or 18 octets, then the CRC), so they are its own;
@@ -167,7 +169,11 @@ struct uiw_rx {
 				    /* [marker] LEN, 2 + SPEC octets */
 	uint16_t ulen;
 	uint32_t crc;               /* running CRC32c state */
-	struct uiw_mpa_piece *pieces;
+	struct uiw_mpa_piece *pieces;      /* pieces_inline, or with
+					      markers pieces_big */
+	unsigned pieces_max;
+	struct uiw_mpa_piece pieces_inline[UIW_RX_PIECES_INLINE];
+	struct uiw_mpa_piece *pieces_big;  /* UIW_PIECES_MAX (markers) */
 	unsigned npieces, pi;
 	uint32_t poff;              /* octets consumed of pieces[pi] */
 	uint32_t u;                 /* ULPDU octets consumed */
@@ -228,6 +234,10 @@ struct uiw_qp {
 	const struct uiw_llp_ops *ops;
 	void *ctx;
 	struct uiw_llp_params lp;
+	/* Poll mode: entries in the send and receive CQs' poller lists
+	 * while attached to an LLP with ops->poll (one when they are the
+	 * same CQ).  Changed only by attach and detach. */
+	struct uiw_cq_poller poller[2];
 	unsigned cb_active;         /* callbacks running */
 	bool close_req;             /* the connection should end */
 	bool close_called;
@@ -264,7 +274,6 @@ struct uiw_qp {
 	bool term_pending, term_built;
 	bool tx_resp_last;          /* the last message was a Response */
 	struct uiw_term term;
-	struct uiw_mpa_piece *tx_pieces;
 
 	struct uiw_rx rx;
 	struct uiw_qp_ext ext;      /* RFC 7306 (atomic.c) */

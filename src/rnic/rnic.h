@@ -44,7 +44,8 @@ struct uiw_llp_params {
 /* Callbacks from the engine to the LLP that carries the QP. */
 struct uiw_llp_ops {
 	/* New transmit work was queued outside the LLP's own calls (a posted
-	 * work request): the LLP should call tx_iov soon.  Called without the
+	 * work request, except in poll mode: see poll): the LLP should call
+	 * tx_iov soon.  Called without the
 	 * QP lock held.  Also called at the end of uiw_qp_llp_attach when
 	 * work requests posted while Idle are waiting, from another QP's
 	 * thread when a shared CQ overflowed, and from uiw_qp_disconnect. */
@@ -57,6 +58,32 @@ struct uiw_llp_ops {
 	 * the stream is over), and from uiw_qp_destroy (abortive); the LLP
 	 * may call uiw_qp_llp_detach from inside it. */
 	void (*close)(void *ctx, bool abortive);
+	/* Optional: poll mode (uiw_cq_set_poll_mode), for a QP that uses a
+	 * CQ in poll mode; called on the application's thread without the
+	 * QP lock, possibly from several threads at once (two CQs), never
+	 * after uiw_qp_llp_detach has started.  how:
+	 * UIW_LLP_POLL_RECV (from uiw_cq_poll when the CQ has nothing to
+	 *   return and no notification armed): receive what the connection
+	 *   holds now on the calling thread, without blocking (rx_iov /
+	 *   rx_done as usual; one reader at a time is the LLP's to ensure),
+	 *   and keep the progress thread from receiving while the
+	 *   application polls.  Returns 1 if octets arrived, else 0.
+	 * UIW_LLP_POLL_SEND_RECV: the same after transmitting what is
+	 *   queued (UIW_CQ_POLL_DEFER_SEND: uiw_post_send did not kick, see
+	 *   uiw_cq_defers_tx, so that a burst of posts leaves in one
+	 *   sendmsg at the next poll).
+	 * UIW_LLP_POLL_RELEASE (from uiw_cq_req_notify, or leaving poll
+	 *   mode: the application will sleep on the CQ's notification):
+	 *   the progress thread receives and transmits again, so that no
+	 *   completion waits for a poll that will not come.  Returns 0.
+	 * UIW_LLP_POLL_FD: the file descriptor that becomes readable (level
+	 *   triggered) when the connection has octets for POLL_RECV, or -1;
+	 *   uiw_cq_wait sleeps on it. */
+	int (*poll)(void *ctx, int how);
+};
+enum {
+	UIW_LLP_POLL_RECV, UIW_LLP_POLL_SEND_RECV, UIW_LLP_POLL_RELEASE,
+	UIW_LLP_POLL_FD
 };
 
 /* Binds the QP to a connected LLP and moves it Idle -> RTS.

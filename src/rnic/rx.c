@@ -92,6 +92,15 @@ void uiw_rx_reset(struct uiw_qp *qp)
 	/* RFC 5041 §4.3: the initial MSN of each queue is one. */
 	r->msn[0] = r->msn[1] = r->msn[2] = 1;
 	r->q1_got = r->q2_got = 0;
+	/* Without markers an FPDU has at most 4 pieces (LEN, ULPDU, PAD,
+	 * CRC); with them, the buffer made at attach. */
+	if (qp->lp.markers_rx && r->pieces_big) {
+		r->pieces = r->pieces_big;
+		r->pieces_max = UIW_PIECES_MAX;
+	} else {
+		r->pieces = r->pieces_inline;
+		r->pieces_max = UIW_RX_PIECES_INLINE;
+	}
 	fpdu_start(qp);
 }
 
@@ -817,7 +826,7 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 				     r->start[r->mk_lead + 1]);
 		r->npieces = uiw_mpa_layout(r->fpdu_pos, r->ulen,
 					    qp->lp.markers_rx, r->pieces,
-					    UIW_PIECES_MAX, &flen);
+					    r->pieces_max, &flen);
 		if (r->npieces == 0) {
 			/* RFC 5044 §8 code 3: no FPDU of this length can
 			 * lie here (its markers could not point back). */

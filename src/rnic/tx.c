@@ -28,6 +28,9 @@
 static uint8_t marker_tab[65536 / 4][UIW_MPA_MARKER_LEN];
 static pthread_once_t marker_once = PTHREAD_ONCE_INIT;
 static const uint8_t zeros[4];
+/* The layout of the frame being walked: scratch of one call under the
+ * QP lock, so one per thread rather than one per QP. */
+static __thread struct uiw_mpa_piece tx_pieces[UIW_PIECES_MAX];
 
 static void marker_init(void)
 {
@@ -158,9 +161,9 @@ static void fwalk_init(struct uiw_qp *qp, struct fwalk *w,
 	uint32_t flen;
 
 	w->f = f;
-	w->pc = qp->tx_pieces;
+	w->pc = tx_pieces;
 	w->np = uiw_mpa_layout(f->pos, f->ulen, qp->lp.markers_tx,
-			       qp->tx_pieces, UIW_PIECES_MAX, &flen);
+			       tx_pieces, UIW_PIECES_MAX, &flen);
 	w->pi = 0;
 	w->poff = 0;
 	w->si = f->src_i;
@@ -288,7 +291,7 @@ static void fr_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
 	f->hdr[0] = (uint8_t)(ulen >> 8);
 	f->hdr[1] = (uint8_t)ulen;
 	f->pos = qp->tx_pos;
-	if (uiw_mpa_layout(f->pos, ulen, qp->lp.markers_tx, qp->tx_pieces,
+	if (uiw_mpa_layout(f->pos, ulen, qp->lp.markers_tx, tx_pieces,
 			   UIW_PIECES_MAX, &f->len) == 0) {
 		/* Cannot happen: MULPDU <= 64768 and positions are
 		 * multiples of 4. */

@@ -391,7 +391,8 @@ static void test_post_rules(void **state)
 	{
 		struct uiw_llp_params lp = p.a.lp;
 		static const struct uiw_llp_ops none;
-		const struct uiw_llp_ops ops = { dummy_kick, dummy_close };
+		const struct uiw_llp_ops ops = { .kick = dummy_kick,
+						 .close = dummy_close };
 
 		assert_int_equal(uiw_qp_llp_attach(p.a.qp, &lp, &none, NULL),
 				 -EINVAL);
