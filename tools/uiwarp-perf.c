@@ -50,7 +50,9 @@
  * connection; lat ping-pongs messages of the size.
  *
  * Completion (--poll / --event): --poll puts the CQ in the library's
- * poll mode, where uiw_cq_poll receives on the calling thread, and spins
+ * poll mode, where uiw_cq_poll receives on the calling thread (for bw
+ * and rate the client also defers its posts to the next poll, which
+ * sends them together: UIW_CQ_POLL_DEFER_SEND), and spins
  * on uiw_cq_poll (yielding the CPU to other runnable threads after each
  * empty poll: on a machine with few CPUs the progress threads must run);
  * before sleeping on the control connection it arms the CQ, which hands
@@ -84,13 +86,6 @@
 #define check uiw_tool_check
 #define check_ptr uiw_tool_check_ptr
 #define now_s uiw_tool_now
-
-/*
- * The CQ's poll mode (the application thread receives inside
- * uiw_cq_poll), where the library has it: declared weak so that the tool
- * also builds and runs, busy-polling plainly, with a library without it.
- */
-int uiw_cq_set_poll_mode(struct uiw_cq *cq, int on) __attribute__((weak));
 
 #define DEFAULT_PORT 18515
 #define MAX_SIZE (16u * 1024 * 1024)
@@ -414,7 +409,7 @@ static void layout(int nqp, int depth, size_t max_size, size_t *stride,
 }
 
 static void side_init(struct side *s, const char *name, int nqp, int depth,
-		      size_t stride, int nslots, int event)
+		      size_t stride, int nslots, int event, int defer)
 {
 	struct uiw_tool_end_cfg cfg;
 	int q;
@@ -429,8 +424,10 @@ static void side_init(struct side *s, const char *name, int nqp, int depth,
 	s->pd = check_ptr(uiw_pd_alloc(s->dev), "uiw_pd_alloc");
 	s->cq = check_ptr(uiw_cq_create(s->dev, nqp * (4 * depth + 32) + 64),
 			  "uiw_cq_create");
-	if (!event && uiw_cq_set_poll_mode)
-		check(uiw_cq_set_poll_mode(s->cq, 1), "uiw_cq_set_poll_mode");
+	if (!event)
+		check(uiw_cq_set_poll_mode(s->cq, UIW_CQ_POLL |
+					   (defer ? UIW_CQ_POLL_DEFER_SEND : 0)),
+		      "uiw_cq_set_poll_mode");
 	s->buf_len = (size_t)nqp * region_len(s);
 	s->buf = uiw_tool_alloc(s->buf_len);
 	s->mr = check_ptr(uiw_reg_mr(s->pd, s->buf, s->buf_len,
@@ -1029,7 +1026,7 @@ static void serve(struct ctl *ctl, bool quiet)
 		srv_fail(&sv, "parameters out of range (%d QPs, depth %d, "
 			 "stride %zu, %d slots)", nqp, depth, stride, nslots);
 	side_init(&sv.s, "server", nqp, depth, stride, nslots,
-		  (int)(r.v[1] >> 20 & 1));
+		  (int)(r.v[1] >> 20 & 1), 0);
 	sv.s.raddr = r.v[5];
 	sv.s.rkey = r.a;
 	sv.s.ctl.peer = "client";
@@ -1603,8 +1600,9 @@ static void print_table(const char *where)
 	       o.mode != M_LAT && o.nqp > 1 ? "s" : "",
 	       conn_attr.crc ? "on" : "off",
 	       conn_attr.markers_tx ? "on" : "off", conn_attr.mulpdu,
-	       o.event ? "event" : uiw_cq_set_poll_mode ? "poll (CQ poll mode)"
-							: "poll");
+	       o.event ? "event" : o.mode != M_LAT ?
+	       "poll (CQ poll mode, sends deferred to the poll)" :
+	       "poll (CQ poll mode)");
 	if (o.duration > 0)
 		printf("%.1f s per test\n\n", o.duration);
 	else
@@ -1682,7 +1680,10 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	memset(&cl, 0, sizeof(cl));
 	cl.ctl.fd = tcp_connect(ctl_addr, "control connection");
 	cl.ctl.peer = "server";
-	side_init(&cl, "client", o.nqp, o.depth, stride, nslots, o.event);
+	/* bw and rate poll after every post: the posts of a turn go out
+	 * together in the next poll (UIW_CQ_POLL_DEFER_SEND). */
+	side_init(&cl, "client", o.nqp, o.depth, stride, nslots, o.event,
+		  o.mode != M_LAT);
 
 	flags = o.tests | (unsigned)o.mode << 8 | (unsigned)o.crc << 12 |
 		(unsigned)o.markers << 16 | (unsigned)o.event << 20;
