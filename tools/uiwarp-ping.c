@@ -416,6 +416,25 @@ static int cm_drain(struct ping *p, struct conn *c)
 /* ------------------------------------------------------------------ */
 /* Completions.                                                       */
 
+/* A post refused: when the QP has left RTS the connection is ending (the
+ * peer's FIN or Terminate got there first), and that is what to say. */
+static int post_failed(struct conn *c, const char *what)
+{
+	struct uiw_qp_attr a;
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s", uiw_last_error());
+	if (c->qp && !uiw_qp_query(c->qp, &a) && a.state != UIW_QPS_RTS) {
+		char w[64];
+
+		snprintf(w, sizeof(w), "posting %s", what);
+		dbg(c->p, "posting %s: %s", what, msg);
+		return conn_lost(c, w);
+	}
+	err(c->p, "posting %s: %s", what, msg);
+	return -1;
+}
+
 static int post_recv(struct conn *c)
 {
 	struct uiw_sge sge = {
@@ -427,10 +446,8 @@ static int post_recv(struct conn *c)
 		.wr_id = WRID_RECV, .sg_list = &sge, .num_sge = 1,
 	};
 
-	if (uiw_post_recv(c->qp, &wr, NULL)) {
-		err(c->p, "posting a Receive: %s", uiw_last_error());
-		return -1;
-	}
+	if (uiw_post_recv(c->qp, &wr, NULL))
+		return post_failed(c, "a Receive");
 	return 0;
 }
 
@@ -617,10 +634,8 @@ static int post_send(struct conn *c, uint64_t wr_id, enum uiw_wr_opcode op,
 
 	wr.wr.rdma.remote_addr = remote_addr;
 	wr.wr.rdma.rkey = rkey;
-	if (uiw_post_send(c->qp, &wr, NULL)) {
-		err(c->p, "posting %s: %s", wrid_str(wr_id), uiw_last_error());
-		return -1;
-	}
+	if (uiw_post_send(c->qp, &wr, NULL))
+		return post_failed(c, wrid_str(wr_id));
 	if (wr_id == WRID_SEND)
 		c->sends_posted++;
 	return 0;
