@@ -7,7 +7,7 @@
 #   - latency sweep, 8 B .. 1 MiB (--lat --poll): RDMA Write and Send
 #     ping-pong, and libfabric's `fi_pingpong -p tcp -e msg` at the same
 #     sizes next to uiwarp's Send/Receive ping-pong;
-#   - message rate (--rate): 8-octet Writes and Sends, 64 outstanding;
+#   - message rate (--rate --poll): 8-octet Writes and Sends, 64 outstanding;
 #
 # raw TCP is measured just before each uiwarp figure in the same
 # invocation.  Writes bench/perf-latest.md and the plots bench/perf-bw.png
@@ -58,7 +58,8 @@ run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
 	--crc off --csv >"$work/bw-off.csv"
 run --loopback --tcp --lat -t write,send --sweep "$lat_sweep" -n "$iters" \
 	--poll --csv >"$work/lat.csv"
-run --loopback --tcp --rate -t write,send -D "$secs" --csv >"$work/rate.csv"
+# Polling, with the posts of a turn sent together at the next poll.
+run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.csv"
 
 # libfabric's tcp provider: fi_pingpong server and client on 127.0.0.1,
 # one pair per size.  Its "usec/xfer" is the time of one transfer, half
@@ -133,7 +134,7 @@ human() {
 	echo "- source: $rev, build type ${btype:-unknown}; MULPDU $mulpdu"
 	echo "- uiwarp-perf --loopback --tcp: bandwidth ${secs} s per figure" \
 		"(depth 16, 1 QP, event-driven completions), latency $iters" \
-		"ping-pongs per size (--poll), rate ${secs} s (8 B, depth 64)"
+		"ping-pongs per size (--poll), rate ${secs} s (8 B, depth 64, --poll)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
