@@ -826,7 +826,11 @@ static void srv_pingpong(struct server *sv, int t, size_t size)
 				for (i = 0; i < n; i++)
 					check_wc(s, &wc[i]);
 				sq_out -= (uint64_t)(n > 0 ? n : 0);
-				sched_yield();
+				/* Yield only when nothing happened: the poll
+				 * may have just placed the Write. */
+				if (n == 0 && __atomic_load_n(last,
+						__ATOMIC_ACQUIRE) == prev)
+					sched_yield();
 				if ((++spins & 4095) == 0) {
 					if (t0 == 0)
 						t0 = now_s();
@@ -1399,7 +1403,9 @@ static void client_lat(int t, size_t size, struct result *res)
 				for (k = 0; k < n; k++)
 					check_wc(&cl, &wc[k]);
 				sq_out -= (uint64_t)(n > 0 ? n : 0);
-				sched_yield();
+				if (n == 0 && __atomic_load_n(last,
+						__ATOMIC_ACQUIRE) != v)
+					sched_yield();
 				if ((++spins & 4095) == 0 &&
 				    now_s() - t0 > TIMEOUT_S)
 					die("write ping-pong: no answer "

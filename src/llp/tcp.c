@@ -52,6 +52,8 @@
 #define TCP_STAGE        8192    /* receive read-ahead per thread */
 #define TCP_RA_SMALL     2048    /* a read this small may read ahead */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
+#define TCP_RX_TAIL      64      /* staged after a large read: the next
+				    FPDU's prelude */
 #define TCP_POLL_BUDGET  4       /* reads per uiw_cq_poll in poll mode */
 
 enum { CLOSE_NONE = 0, CLOSE_ORDERLY, CLOSE_ABORT };
@@ -459,12 +461,13 @@ static void rx_stop(struct uiw_tcp *t)
  *
  * Each turn asks the engine where the next octets go and reads them
  * there.  While the reads are small (headers, small payloads, the
- * prelude of the next FPDU), the staging buffer of the thread is added
- * after the engine's iovecs, so that one readv also takes the FPDUs that
- * follow; the engine then gets them from the staging buffer with no
- * further system call, through the same rx_iov / rx_done calls (so they
- * are parsed and checked exactly like octets read from the socket).  A
- * large payload is read with readv straight into its registered memory.
+ * prelude of the next FPDU), read-ahead turns on: one recv fills the
+ * staging buffer of the thread, so that one system call takes all the
+ * FPDUs that have arrived; the engine then gets them from the staging
+ * buffer with no further system call, through the same rx_iov / rx_done
+ * calls (so they are parsed and checked exactly like octets read from
+ * the socket).  Otherwise a payload is read with readv straight into its
+ * registered memory.
  * When staged octets would have to be copied into a large payload (a
  * bulk FPDU after small ones), read-ahead stops until small reads are
  * seen again: bulk data then goes to its place with one copy, the
@@ -475,6 +478,7 @@ enum rx_res {
 	RX_STOPPED,   /* the engine reads no more */
 	RX_GOT_EOF,   /* the peer's FIN */
 	RX_FAILED,    /* a read error; errno */
+	RX_MORE,      /* (rx_staged) the socket may hold more */
 };
 
 /* Hands staged octets to the engine; returns false when it stopped. */
@@ -498,6 +502,7 @@ static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
 			 * turned to large FPDUs, stop reading ahead. */
 			if (c >= TCP_RA_SMALL) {
 				t->ra = false;
+				t->ra_small = 0;
 				atomic_fetch_add_explicit(&uiw_tcp_staged_bulk,
 					c, memory_order_relaxed);
 			}
@@ -508,6 +513,36 @@ static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
 	return true;
 }
 
+/*
+ * Read-ahead on: one recv into the staging buffer, then the octets go to
+ * the engine from there.  A plain recv costs the kernel less than a
+ * readv of the engine's iovecs plus the staging buffer (no iovec array
+ * to import), and when the socket is empty (a busy poll finds nothing
+ * most of the time) the engine is not asked where octets would go at
+ * all.  The engine's requests are small while read-ahead is on, so the
+ * extra copy is of headers and small payloads; a large payload found in
+ * the staging buffer turns read-ahead off (rx_unstage).
+ */
+static enum rx_res rx_staged(struct uiw_tcp *t)
+{
+	size_t off = 0;
+	ssize_t r;
+
+	do
+		r = recv(t->fd, tls.stage, TCP_STAGE, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? RX_AGAIN
+							       : RX_FAILED;
+	if (r == 0)
+		return RX_GOT_EOF;
+	t->rx_octets += (uint64_t)r;
+	if (!rx_unstage(t, &off, (size_t)r))
+		return RX_STOPPED;
+	/* Less than the buffer holds: the socket is empty now. */
+	return (size_t)r < TCP_STAGE ? RX_AGAIN : RX_MORE;
+}
+
 /* Reads and hands octets to the engine, at most budget reads; the
  * caller holds rx_lock and the engine is reading. */
 static enum rx_res rx_run(struct uiw_tcp *t, int budget)
@@ -516,21 +551,32 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 
 	for (i = 0; i < budget; i++) {
 		struct iovec *iov = tls.riov;
-		size_t total = 0, off, want;
-		bool stage;
+		size_t total = 0, tail;
 		ssize_t r;
-		int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
+		int k, n;
 
+		if (t->ra) {
+			enum rx_res res = rx_staged(t);
+
+			if (res != RX_MORE)
+				return res;
+			continue;
+		}
+		n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
 		for (k = 0; k < n; k++)
 			total += iov[k].iov_len;
 		if (n <= 0 || total == 0)
 			return RX_STOPPED;
-		stage = t->ra && total < TCP_RA_SMALL;
-		if (stage) {
+		/* A large read (a payload into registered memory) also takes
+		 * the prelude of the FPDU after it into the staging buffer,
+		 * when it is already there: one readv per large FPDU instead
+		 * of two.  Too short to stage payload in bulk. */
+		tail = total >= TCP_RA_SMALL ? TCP_RX_TAIL : 0;
+		if (tail) {
 			iov[n].iov_base = tls.stage;
-			iov[n].iov_len = TCP_STAGE;
+			iov[n].iov_len = tail;
 		}
-		r = readv(t->fd, iov, n + (stage ? 1 : 0));
+		r = readv(t->fd, iov, n + (tail ? 1 : 0));
 		if (r < 0) {
 			uiw_qp_rx_done(t->qp, 0);
 			if (errno == EINTR) {
@@ -545,15 +591,15 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			uiw_qp_rx_done(t->qp, 0);
 			return RX_GOT_EOF;
 		}
-		want = total + (stage ? TCP_STAGE : 0);
 		t->rx_octets += (uint64_t)r;
 		if ((size_t)r <= total) {
 			if (uiw_qp_rx_done(t->qp, (size_t)r) < 0)
 				return RX_STOPPED;
 		} else {
+			size_t off = 0;
+
 			if (uiw_qp_rx_done(t->qp, total) < 0)
 				return RX_STOPPED;
-			off = 0;
 			if (!rx_unstage(t, &off, (size_t)r - total))
 				return RX_STOPPED;
 		}
@@ -571,7 +617,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			t->ra = true;
 		/* Less than asked for: the socket is empty now (level-
 		 * triggered epoll says so if more arrives). */
-		if ((size_t)r < want)
+		if ((size_t)r < total + tail)
 			return RX_AGAIN;
 	}
 	return RX_AGAIN;
@@ -590,6 +636,7 @@ static void tcp_rx(struct uiw_tcp *t)
 		pthread_mutex_unlock(&t->rx_lock);
 		switch (res) {
 		case RX_AGAIN:
+		case RX_MORE:      /* not from rx_run */
 			return;
 		case RX_STOPPED:
 			rx_stop(t);
