@@ -9,17 +9,4 @@ set -euo pipefail
 pkgs=(qemu-system-x86 busybox-static rdmacm-utils ibverbs-utils perftest
       ibverbs-providers iproute2 kmod cpio socat xz-utils gcc gcc-12 make
       libc6-dev libelf1)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
-    || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-  echo "interop deps: missing packages: ${missing[*]} (run as root)" >&2
-  exit 1
-fi
-echo "interop deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/apt-ensure.sh" "interop deps" "${pkgs[@]}"
