@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <uiwarp/uiwarp.h>
 
+#include "cm_util.h"
+
 #include "wire/mpa.h"
 
 #define WAIT_MS      15000     /* generous bound for any single event */
@@ -38,46 +40,7 @@ static const uint8_t key_rep[16] = "MPA ID Rep Frame";
 /* Two devices (two progress threads), shared by every test. */
 static struct uiw_device *cli_dev, *srv_dev;
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- Events ------------------------------------------------------- */
-
-static void expect_event(struct uiw_cm_channel *ch,
-			 enum uiw_cm_event_type type,
-			 struct uiw_cm_event *ev)
-{
-	struct uiw_cm_event tmp;
-	int rc;
-
-	if (!ev)
-		ev = &tmp;
-	memset(ev, 0, sizeof(*ev));
-	rc = uiw_cm_get_event(ch, ev, WAIT_MS);
-	if (rc < 0)
-		fail_msg("waiting for %s: %s (%s)", uiw_cm_event_str(type),
-			 strerror(-rc), uiw_last_error());
-	if (ev->type != type)
-		fail_msg("expected %s, got %s (status %d)",
-			 uiw_cm_event_str(type), uiw_cm_event_str(ev->type),
-			 ev->status);
-}
-
-static void expect_no_event(struct uiw_cm_channel *ch)
-{
-	struct uiw_cm_event ev;
-	int rc = uiw_cm_get_event(ch, &ev, 0);
-
-	if (rc == 0)
-		fail_msg("unexpected %s (status %d)",
-			 uiw_cm_event_str(ev.type), ev.status);
-	assert_int_equal(rc, -EAGAIN);
-}
 
 /* ---- One end of a connection -------------------------------------- */
 
@@ -149,31 +112,6 @@ static int qp_state(struct uiw_qp *qp)
 	return (int)a.state;
 }
 
-/* Waits for one completion. */
-static void wait_wc(struct uiw_cq *cq, struct uiw_wc *wc)
-{
-	int64_t deadline = now_ms() + WAIT_MS;
-	int n;
-
-	for (;;) {
-		n = uiw_cq_poll(cq, 1, wc);
-		assert_true(n >= 0);
-		if (n == 1)
-			return;
-		assert_int_equal(uiw_cq_req_notify(cq, 0), 0);
-		n = uiw_cq_poll(cq, 1, wc);
-		assert_true(n >= 0);
-		if (n == 1)
-			return;
-		if (now_ms() > deadline)
-			fail_msg("no completion within %d ms", WAIT_MS);
-		n = uiw_cq_wait(cq, (int)(deadline - now_ms()));
-		assert_true(n >= 0);
-		if (n > 0)
-			uiw_cq_ack_events(cq);
-	}
-}
-
 static void post_recv(struct end *e, uint64_t wr_id, size_t off, size_t len)
 {
 	struct uiw_sge sge = {
@@ -214,10 +152,10 @@ static void send_across(struct end *a, struct end *b, size_t len,
 	memset(b->buf, 0, len + 1);
 	post_recv(b, 100 + seed, 0, len);
 	post_send(a, 200 + seed, 0, len);
-	wait_wc(a->cq, &wc);
+	cmu_wait_wc(a->cq, &wc);
 	assert_int_equal(wc.status, UIW_WC_SUCCESS);
 	assert_int_equal(wc.wr_id, 200 + seed);
-	wait_wc(b->cq, &wc);
+	cmu_wait_wc(b->cq, &wc);
 	assert_int_equal(wc.status, UIW_WC_SUCCESS);
 	assert_int_equal(wc.wr_id, 100 + seed);
 	assert_int_equal(wc.opcode, UIW_WC_RECV);
@@ -261,7 +199,7 @@ static void lst_open(struct lst *l, int family, int backlog)
 static void lst_close(struct lst *l)
 {
 	assert_int_equal(uiw_cm_destroy_id(l->id), 0);
-	expect_no_event(l->ch);
+	cmu_expect_no_event(l->ch);
 	assert_int_equal(uiw_cm_channel_destroy(l->ch), 0);
 }
 
@@ -333,58 +271,19 @@ static size_t frame(uint8_t *out, const uint8_t key[16], uint8_t flags,
 	return 20 + pd_bytes;
 }
 
-static void raw_write(int fd, const void *p, size_t n)
-{
-	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
-}
-
-static void raw_read(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = recv(fd, (uint8_t *)p + got, n - got, 0);
-
-		if (r <= 0)
-			fail_msg("raw peer: recv: %s",
-				 r == 0 ? "EOF" : strerror(errno));
-		got += (size_t)r;
-	}
-}
-
 /* Reads one MPA frame: returns its flags, rev and private data. */
 static void raw_read_frame(int fd, const uint8_t key[16], uint8_t *flags,
 			   uint8_t *rev, uint8_t *pd, uint16_t *pd_len)
 {
 	uint8_t h[20];
 
-	raw_read(fd, h, sizeof(h));
+	cmu_raw_read(fd, h, sizeof(h));
 	assert_memory_equal(h, key, 16);
 	*flags = h[16];
 	*rev = h[17];
 	*pd_len = (uint16_t)(h[18] << 8 | h[19]);
 	assert_true(*pd_len <= 512);
-	raw_read(fd, pd, *pd_len);
-}
-
-/* The socket was closed by the other side (FIN or reset) within the
- * wait bound; octets still arriving before that are drained. */
-static void raw_expect_closed(int fd)
-{
-	uint8_t b[256];
-	int64_t deadline = now_ms() + WAIT_MS;
-
-	for (;;) {
-		ssize_t r = recv(fd, b, sizeof(b), 0);
-
-		if (r == 0 || (r < 0 && errno == ECONNRESET))
-			return;
-		if (r < 0)
-			fail_msg("raw peer: socket still open: %s",
-				 strerror(errno));
-		if (now_ms() > deadline)
-			fail_msg("raw peer: socket still open");
-	}
+	cmu_raw_read(fd, pd, *pd_len);
 }
 
 /* ---- Fixtures ------------------------------------------------------ */
@@ -437,7 +336,7 @@ static void conn_up(struct conn *k, int family,
 					k->l.len, cp, &k->c.id), 0);
 	assert_ptr_equal(uiw_cm_id_qp(k->c.id), k->c.qp);
 
-	expect_event(k->l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k->creq);
+	cmu_expect_event(k->l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k->creq);
 	assert_ptr_equal(k->creq.listen_id, k->l.id);
 	assert_non_null(k->creq.id);
 	assert_ptr_not_equal(k->creq.id, k->l.id);
@@ -462,7 +361,7 @@ static void conn_up(struct conn *k, int family,
 	assert_int_equal(uiw_cm_accept(k->s.id, k->s.qp, sp), 0);
 	assert_ptr_equal(uiw_cm_id_qp(k->s.id), k->s.qp);
 
-	expect_event(k->c.ch, UIW_CM_EVENT_ESTABLISHED, &k->cest);
+	cmu_expect_event(k->c.ch, UIW_CM_EVENT_ESTABLISHED, &k->cest);
 	assert_ptr_equal(k->cest.id, k->c.id);
 	assert_int_equal(k->cest.status, 0);
 	assert_int_equal(k->cest.mpa_rev, rev);
@@ -471,7 +370,7 @@ static void conn_up(struct conn *k, int family,
 	if (sp->private_data_len)
 		assert_memory_equal(k->cest.private_data, sp->private_data,
 				    sp->private_data_len);
-	expect_event(k->l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(k->l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_ptr_equal(ev.id, k->s.id);
 	assert_int_equal(qp_state(k->c.qp), UIW_QPS_RTS);
 	assert_int_equal(qp_state(k->s.qp), UIW_QPS_RTS);
@@ -497,22 +396,22 @@ static void disconnect_from(struct conn *k, bool client)
 	post_recv(a, 900, 0, 64);
 	post_recv(b, 901, 0, 64);
 	assert_int_equal(uiw_cm_disconnect(a->id), 0);
-	expect_event(ach, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(ach, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_ptr_equal(ev.id, a->id);
-	expect_event(bch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(bch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_ptr_equal(ev.id, b->id);
 	assert_int_not_equal(qp_state(a->qp), UIW_QPS_RTS);
 	assert_int_not_equal(qp_state(b->qp), UIW_QPS_RTS);
-	wait_wc(a->cq, &wc);
+	cmu_wait_wc(a->cq, &wc);
 	assert_int_equal(wc.wr_id, 900);
 	assert_int_equal(wc.status, UIW_WC_WR_FLUSH_ERR);
-	wait_wc(b->cq, &wc);
+	cmu_wait_wc(b->cq, &wc);
 	assert_int_equal(wc.wr_id, 901);
 	assert_int_equal(wc.status, UIW_WC_WR_FLUSH_ERR);
 	/* A second disconnect is harmless; nothing more is raised. */
 	assert_int_equal(uiw_cm_disconnect(a->id), 0);
-	expect_no_event(ach);
-	expect_no_event(bch);
+	cmu_expect_no_event(ach);
+	cmu_expect_no_event(bch);
 }
 
 static void connect_accept(int family)
@@ -592,20 +491,20 @@ static void test_reject(void **state)
 	end_open(&c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
 					l.len, &cp, &c.id), 0);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	assert_int_equal(uiw_cm_reject(ev.id, why, sizeof(why)), 0);
 	/* Rejected twice, or accepted after: the request is gone. */
 	assert_int_not_equal(uiw_cm_reject(ev.id, NULL, 0), 0);
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
 
-	expect_event(c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_ptr_equal(ev.id, c.id);
 	assert_int_equal(ev.status, -ECONNREFUSED);
 	assert_int_equal(ev.private_data_len, sizeof(why));
 	assert_memory_equal(ev.private_data, why, sizeof(why));
 	assert_int_equal(qp_state(c.qp), UIW_QPS_IDLE);
-	expect_no_event(c.ch);
-	expect_no_event(l.ch);
+	cmu_expect_no_event(c.ch);
+	cmu_expect_no_event(l.ch);
 	end_close(&c);
 	lst_close(&l);
 }
@@ -687,10 +586,10 @@ static void raw_request_refused(int family, const void *bytes, size_t n)
 
 	lst_open(&l, family, 4);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, bytes, n);
-	raw_expect_closed(fd);
+	cmu_raw_write(fd, bytes, n);
+	cmu_raw_expect_closed(fd);
 	close(fd);
-	expect_no_event(l.ch);
+	cmu_expect_no_event(l.ch);
 	lst_close(&l);
 }
 
@@ -752,14 +651,14 @@ static void test_raw_bytes_before_reply(void **state)
 	lst_open(&l, AF_INET, 4);
 	end_open(&s, srv_dev, false);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_raw_write(fd, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
-	raw_write(fd, "\x00\x10", 2);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_raw_write(fd, "\x00\x10", 2);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_ptr_equal(ev.id, s.id);
 	assert_int_equal(ev.status, -EPROTO);
-	raw_expect_closed(fd);
+	cmu_raw_expect_closed(fd);
 	close(fd);
 	/* Too late to accept it; the QP is untouched. */
 	assert_int_not_equal(uiw_cm_accept(s.id, s.qp, NULL), 0);
@@ -778,10 +677,10 @@ static void test_raw_close_before_reply(void **state)
 
 	lst_open(&l, AF_INET, 4);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, b, frame(b, key_req, 0x00, 1, 0, NULL, 0));
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_raw_write(fd, b, frame(b, key_req, 0x00, 1, 0, NULL, 0));
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ECONNRESET);
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
 	lst_close(&l);
@@ -795,14 +694,14 @@ static void test_raw_never_sends_request(void **state)
 
 	lst_open(&l, AF_INET, 4);
 	assert_int_equal(uiw_cm_set_startup_timeout(l.id, SHORT_MS), 0);
-	t0 = now_ms();
+	t0 = cmu_now_ms();
 	fd = raw_connect(&l.addr, l.len);
 	/* A partial Request is no better than none. */
-	raw_write(fd, key_req, 10);
-	raw_expect_closed(fd);
-	assert_true(now_ms() - t0 >= SHORT_MS - 10);
+	cmu_raw_write(fd, key_req, 10);
+	cmu_raw_expect_closed(fd);
+	assert_true(cmu_now_ms() - t0 >= SHORT_MS - 10);
 	close(fd);
-	expect_no_event(l.ch);
+	cmu_expect_no_event(l.ch);
 	lst_close(&l);
 }
 
@@ -818,19 +717,19 @@ static void test_startup_bound(void **state)
 
 	lst_open(&l, AF_INET, 2);
 	assert_int_equal(uiw_cm_set_startup_timeout(l.id, 2 * SHORT_MS), 0);
-	t0 = now_ms();
+	t0 = cmu_now_ms();
 	s1 = raw_connect(&l.addr, l.len);
 	s2 = raw_connect(&l.addr, l.len);
 	good = raw_connect(&l.addr, l.len);
-	raw_write(good, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_raw_write(good, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	/* The good one was taken only after a silent one timed out. */
-	assert_true(now_ms() - t0 >= 2 * SHORT_MS - 10);
-	raw_expect_closed(s1);
-	raw_expect_closed(s2);
+	assert_true(cmu_now_ms() - t0 >= 2 * SHORT_MS - 10);
+	cmu_raw_expect_closed(s1);
+	cmu_raw_expect_closed(s2);
 	assert_int_equal(uiw_cm_reject(ev.id, NULL, 0), 0);
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
-	raw_expect_closed(good);
+	cmu_raw_expect_closed(good);
 	close(s1);
 	close(s2);
 	close(good);
@@ -901,8 +800,8 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 	lst_open(&l, AF_INET6, 4);
 	end_open(&s, srv_dev, false);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, b, frame(b, key_req, req_flags, 1, 3, "xyz", 3));
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_raw_write(fd, b, frame(b, key_req, req_flags, 1, 3, "xyz", 3));
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	assert_int_equal(ev.peer_crc, !!(req_flags & 0x40));
 	assert_int_equal(ev.peer_markers, !!(req_flags & 0x80));
@@ -921,7 +820,7 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 				 (mk == UIW_OPT_ON ? 0x80 : 0));
 		assert_int_equal(rpd_len, sizeof(pd));
 		assert_memory_equal(rpd, pd, sizeof(pd));
-		expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+		cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 		check_attr(s.qp, c, to_peer, to_us);
 		post_recv(&s, 5, 0, 64);
 		memcpy(s.buf + 100, "responder's first FPDU", 22);
@@ -932,8 +831,8 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 		n = uiw_mpa_fpdu_encode(b, sizeof(b), 0, u, (uint16_t)n,
 					to_us, c);
 		assert_true(n > 0);
-		raw_write(fd, b, n);
-		wait_wc(s.cq, &wc);
+		cmu_raw_write(fd, b, n);
+		cmu_wait_wc(s.cq, &wc);
 		assert_int_equal(wc.wr_id, 5);
 		assert_int_equal(wc.status, UIW_WC_SUCCESS);
 		assert_int_equal(wc.byte_len, 9);
@@ -942,12 +841,12 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 				 18 + 22);
 		assert_int_equal(u[1] & 0x0f, 0x3);           /* Send */
 		assert_memory_equal(u + 18, "responder's first FPDU", 22);
-		wait_wc(s.cq, &wc);
+		cmu_wait_wc(s.cq, &wc);
 		assert_int_equal(wc.wr_id, 6);
 		assert_int_equal(wc.status, UIW_WC_SUCCESS);
 		/* The initiator closes: DISCONNECTED, out of RTS. */
 		close(fd);
-		expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+		cmu_expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 		assert_int_not_equal(qp_state(s.qp), UIW_QPS_RTS);
 	} else {
 		assert_int_equal(uiw_cm_reject(s.id, "no", 2), 0);
@@ -956,10 +855,10 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 		assert_int_equal(rev, 1);
 		assert_int_equal(rpd_len, 2);
 		assert_memory_equal(rpd, "no", 2);
-		raw_expect_closed(fd);
+		cmu_raw_expect_closed(fd);
 		close(fd);
 	}
-	expect_no_event(l.ch);
+	cmu_expect_no_event(l.ch);
 	end_close(&s);
 	lst_close(&l);
 }
@@ -1007,7 +906,7 @@ static void rawsrv_stop(struct rawsrv *r)
 {
 	close(r->fd);
 	close(r->lfd);
-	expect_no_event(r->c.ch);
+	cmu_expect_no_event(r->c.ch);
 	end_close(&r->c);
 }
 
@@ -1022,13 +921,13 @@ static void raw_reply_fails(const void *bytes, size_t n, bool hangup,
 	struct rawsrv r;
 
 	rawsrv_start(&r, AF_INET, &cp, 0x40);
-	raw_write(r.fd, bytes, n);
+	cmu_raw_write(r.fd, bytes, n);
 	if (hangup)
 		shutdown(r.fd, SHUT_WR);
-	expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_ptr_equal(ev.id, r.c.id);
 	assert_int_equal(ev.status, status);
-	raw_expect_closed(r.fd);
+	cmu_raw_expect_closed(r.fd);
 	assert_int_equal(qp_state(r.c.qp), UIW_QPS_IDLE);
 	rawsrv_stop(&r);
 }
@@ -1067,7 +966,7 @@ static void test_raw_reply_close(void **state)
 	rawsrv_start(&r, AF_INET6, &cp, 0x40);
 	close(r.fd);
 	r.fd = -1;
-	expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ECONNRESET);
 	rawsrv_stop(&r);
 }
@@ -1083,14 +982,14 @@ static void test_raw_reply_rejected(void **state)
 	memset(why, 'r', sizeof(why));
 	rawsrv_start(&r, AF_INET, &cp, 0xc0);
 	/* siw's answer to markers: R set (SIW-FACTS.md). */
-	raw_write(r.fd, b, frame(b, key_rep, 0x20, 1, sizeof(why), why,
+	cmu_raw_write(r.fd, b, frame(b, key_rep, 0x20, 1, sizeof(why), why,
 				 sizeof(why)));
-	expect_event(r.c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.status, -ECONNREFUSED);
 	assert_int_equal(ev.private_data_len, sizeof(why));
 	assert_memory_equal(ev.private_data, why, sizeof(why));
 	assert_int_equal(ev.peer_markers, 0);
-	raw_expect_closed(r.fd);
+	cmu_raw_expect_closed(r.fd);
 	assert_int_equal(qp_state(r.c.qp), UIW_QPS_IDLE);
 	rawsrv_stop(&r);
 }
@@ -1101,13 +1000,13 @@ static void test_raw_reply_timeout(void **state)
 				     .timeout_ms = SHORT_MS, .mpa_rev = 1 };
 	struct uiw_cm_event ev;
 	struct rawsrv r;
-	int64_t t0 = now_ms();
+	int64_t t0 = cmu_now_ms();
 
 	rawsrv_start(&r, AF_INET, &cp, 0x00);
-	expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ETIMEDOUT);
-	assert_true(now_ms() - t0 >= SHORT_MS - 10);
-	raw_expect_closed(r.fd);
+	assert_true(cmu_now_ms() - t0 >= SHORT_MS - 10);
+	cmu_raw_expect_closed(r.fd);
 	rawsrv_stop(&r);
 }
 
@@ -1121,8 +1020,8 @@ static void test_raw_reply_accepted(void **state)
 	uint8_t b[64];
 
 	rawsrv_start(&r, AF_INET, &cp, 0x00);
-	raw_write(r.fd, b, frame(b, key_rep, 0xc0, 1, 5, "hello", 5));
-	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_raw_write(r.fd, b, frame(b, key_rep, 0xc0, 1, 5, "hello", 5));
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_int_equal(ev.peer_crc, 1);
 	assert_int_equal(ev.peer_markers, 1);
 	assert_int_equal(ev.private_data_len, 5);
@@ -1136,7 +1035,7 @@ static void test_raw_reply_accepted(void **state)
 	}
 	close(r.fd);
 	r.fd = -1;
-	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_int_not_equal(qp_state(r.c.qp), UIW_QPS_RTS);
 	rawsrv_stop(&r);
 }
@@ -1158,7 +1057,7 @@ static void test_connect_refused(void **state)
 	end_open(&c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&ss,
 					len, NULL, &c.id), 0);
-	expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_ptr_equal(ev.id, c.id);
 	assert_int_equal(ev.status, -ECONNREFUSED);
 	assert_int_equal(qp_state(c.qp), UIW_QPS_IDLE);
@@ -1166,9 +1065,9 @@ static void test_connect_refused(void **state)
 	assert_int_equal(uiw_cm_destroy_id(c.id), 0);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&ss,
 					len, NULL, &c.id), 0);
-	expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ECONNREFUSED);
-	expect_no_event(c.ch);
+	cmu_expect_no_event(c.ch);
 	end_close(&c);
 	close(fd);
 }
@@ -1187,16 +1086,16 @@ static void test_destroy_during_startup(void **state)
 	rawsrv_start(&r, AF_INET, &cp, 0x40);
 	assert_int_equal(uiw_cm_destroy_id(r.c.id), 0);
 	r.c.id = NULL;
-	raw_expect_closed(r.fd);
+	cmu_raw_expect_closed(r.fd);
 	rawsrv_stop(&r);
 
 	lst_open(&l, AF_INET, 4);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, key_req, 4);
+	cmu_raw_write(fd, key_req, 4);
 	assert_int_equal(uiw_cm_destroy_id(l.id), 0);
-	raw_expect_closed(fd);
+	cmu_raw_expect_closed(fd);
 	close(fd);
-	expect_no_event(l.ch);
+	cmu_expect_no_event(l.ch);
 	assert_int_equal(uiw_cm_channel_destroy(l.ch), 0);
 }
 
@@ -1210,14 +1109,14 @@ static void test_destroy_listener_with_request(void **state)
 
 	lst_open(&l, AF_INET, 4);
 	fd = raw_connect(&l.addr, l.len);
-	raw_write(fd, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
+	cmu_raw_write(fd, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
 	/* The channel fd becomes readable with the event pending. */
 	p.fd = uiw_cm_channel_fd(l.ch);
 	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
 	assert_int_equal(uiw_cm_destroy_id(l.id), 0);
 	assert_int_equal(poll(&p, 1, 0), 0);
-	expect_no_event(l.ch);
-	raw_expect_closed(fd);
+	cmu_expect_no_event(l.ch);
+	cmu_raw_expect_closed(fd);
 	close(fd);
 	assert_int_equal(uiw_cm_channel_destroy(l.ch), 0);
 }
@@ -1236,13 +1135,13 @@ static void test_destroy_connected(void **state)
 	assert_int_equal(uiw_cm_destroy_id(k.c.id), 0);
 	k.c.id = NULL;
 	assert_int_not_equal(qp_state(k.c.qp), UIW_QPS_RTS);
-	expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_ptr_equal(ev.id, k.s.id);
 	assert_int_not_equal(qp_state(k.s.qp), UIW_QPS_RTS);
-	wait_wc(k.s.cq, &wc);
+	cmu_wait_wc(k.s.cq, &wc);
 	assert_int_equal(wc.wr_id, 77);
 	assert_int_equal(wc.status, UIW_WC_WR_FLUSH_ERR);
-	expect_no_event(k.c.ch);
+	cmu_expect_no_event(k.c.ch);
 	conn_down(&k);
 }
 
@@ -1256,9 +1155,9 @@ static void test_qp_destroy_connected(void **state)
 	conn_up(&k, AF_INET, &p, &p);
 	assert_int_equal(uiw_qp_destroy(k.s.qp), 0);
 	k.s.qp = NULL;
-	expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_ptr_equal(ev.id, k.s.id);
-	expect_event(k.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	assert_ptr_equal(ev.id, k.c.id);
 	assert_int_not_equal(qp_state(k.c.qp), UIW_QPS_RTS);
 	conn_down(&k);
@@ -1319,18 +1218,18 @@ static void test_api_misuse(void **state)
 	/* Ids left: the channels stay. */
 	assert_int_equal(uiw_cm_channel_destroy(l.ch), -EBUSY);
 	assert_int_equal(uiw_cm_channel_destroy(r.c.ch), -EBUSY);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	assert_int_equal(uiw_cm_reject(ev.id, NULL, 0), 0);
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
-	expect_event(r.c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.private_data_len, 0);
 	assert_int_equal(uiw_cm_disconnect(r.c.id), -ENOTCONN);
 
 	/* get_event: non-blocking and bounded waits. */
 	assert_int_equal(uiw_cm_get_event(r.c.ch, &ev, 0), -EAGAIN);
-	t0 = now_ms();
+	t0 = cmu_now_ms();
 	assert_int_equal(uiw_cm_get_event(r.c.ch, &ev, 50), -ETIMEDOUT);
-	assert_true(now_ms() - t0 >= 49);
+	assert_true(cmu_now_ms() - t0 >= 49);
 
 	/* Names and addresses. */
 	assert_int_equal(uiw_resolve("::1", "4791", 0, &ss, &len), 0);

@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <uiwarp/uiwarp.h>
 
+#include "cm_util.h"
+
 #include "wire/ddp.h"
 #include "wire/mpa.h"
 
@@ -37,14 +39,6 @@ static const uint8_t key_req[16] = "MPA ID Req Frame";
 static const uint8_t key_rep[16] = "MPA ID Rep Frame";
 
 static struct uiw_device *cli_dev, *srv_dev;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* "10 02 0004 8008 8008" -> octets; spaces ignored. */
 static size_t unhex(uint8_t *out, size_t cap, const char *hex)
@@ -67,66 +61,12 @@ static size_t unhex(uint8_t *out, size_t cap, const char *hex)
 
 /* ---- Events and completions --------------------------------------- */
 
-static void expect_event(struct uiw_cm_channel *ch,
-			 enum uiw_cm_event_type type, struct uiw_cm_event *ev)
-{
-	struct uiw_cm_event tmp;
-	int rc;
-
-	if (!ev)
-		ev = &tmp;
-	memset(ev, 0, sizeof(*ev));
-	rc = uiw_cm_get_event(ch, ev, WAIT_MS);
-	if (rc < 0)
-		fail_msg("waiting for %s: %s (%s)", uiw_cm_event_str(type),
-			 strerror(-rc), uiw_last_error());
-	if (ev->type != type)
-		fail_msg("expected %s, got %s (status %d)",
-			 uiw_cm_event_str(type), uiw_cm_event_str(ev->type),
-			 ev->status);
-}
-
-static void expect_no_event(struct uiw_cm_channel *ch)
-{
-	struct uiw_cm_event ev;
-	int rc = uiw_cm_get_event(ch, &ev, 0);
-
-	if (rc == 0)
-		fail_msg("unexpected %s (status %d)",
-			 uiw_cm_event_str(ev.type), ev.status);
-	assert_int_equal(rc, -EAGAIN);
-}
-
-static void wait_wc(struct uiw_cq *cq, struct uiw_wc *wc)
-{
-	int64_t deadline = now_ms() + WAIT_MS;
-	int n;
-
-	for (;;) {
-		n = uiw_cq_poll(cq, 1, wc);
-		assert_true(n >= 0);
-		if (n == 1)
-			return;
-		assert_int_equal(uiw_cq_req_notify(cq, 0), 0);
-		n = uiw_cq_poll(cq, 1, wc);
-		assert_true(n >= 0);
-		if (n == 1)
-			return;
-		if (now_ms() > deadline)
-			fail_msg("no completion within %d ms", WAIT_MS);
-		n = uiw_cq_wait(cq, (int)(deadline - now_ms()));
-		assert_true(n >= 0);
-		if (n > 0)
-			uiw_cq_ack_events(cq);
-	}
-}
-
 static void expect_wc(struct uiw_cq *cq, uint64_t wr_id, int status,
 		      uint32_t byte_len)
 {
 	struct uiw_wc wc;
 
-	wait_wc(cq, &wc);
+	cmu_wait_wc(cq, &wc);
 	if (wc.wr_id != wr_id || (int)wc.status != status)
 		fail_msg("completion wr_id %llu status %d, expected %llu %d",
 			 (unsigned long long)wc.wr_id, wc.status,
@@ -265,7 +205,7 @@ static void lst_open(struct lst *l)
 static void lst_close(struct lst *l)
 {
 	assert_int_equal(uiw_cm_destroy_id(l->id), 0);
-	expect_no_event(l->ch);
+	cmu_expect_no_event(l->ch);
 	assert_int_equal(uiw_cm_channel_destroy(l->ch), 0);
 }
 
@@ -290,11 +230,6 @@ static int raw_connect(const struct lst *l)
 	return fd;
 }
 
-static void raw_write(int fd, const void *p, size_t n)
-{
-	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
-}
-
 /* Writes a frame: key, then the hex of flags, rev, PD_Length, pd. */
 static void raw_frame(int fd, const uint8_t key[16], const char *hex)
 {
@@ -303,21 +238,7 @@ static void raw_frame(int fd, const uint8_t key[16], const char *hex)
 
 	memcpy(b, key, 16);
 	n = unhex(b + 16, sizeof(b) - 16, hex);
-	raw_write(fd, b, 16 + n);
-}
-
-static void raw_read(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = recv(fd, (uint8_t *)p + got, n - got, 0);
-
-		if (r <= 0)
-			fail_msg("raw peer: recv: %s",
-				 r == 0 ? "EOF" : strerror(errno));
-		got += (size_t)r;
-	}
+	cmu_raw_write(fd, b, 16 + n);
 }
 
 /* Reads exactly the frame hex says (after the key) and compares. */
@@ -328,7 +249,7 @@ static void raw_expect_frame(int fd, const uint8_t key[16], const char *hex)
 
 	memcpy(want, key, 16);
 	n = 16 + unhex(want + 16, sizeof(want) - 16, hex);
-	raw_read(fd, got, n);
+	cmu_raw_read(fd, got, n);
 	if (memcmp(got, want, n)) {
 		char s[2 * 40 + 1];
 		size_t i;
@@ -345,24 +266,6 @@ static void raw_quiet(int fd)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	assert_int_equal(poll(&p, 1, 50), 0);
-}
-
-static void raw_expect_closed(int fd)
-{
-	uint8_t b[256];
-	int64_t deadline = now_ms() + WAIT_MS;
-
-	for (;;) {
-		ssize_t r = recv(fd, b, sizeof(b), 0);
-
-		if (r == 0 || (r < 0 && errno == ECONNRESET))
-			return;
-		if (r < 0)
-			fail_msg("raw peer: socket still open: %s",
-				 strerror(errno));
-		if (now_ms() > deadline)
-			fail_msg("raw peer: socket still open");
-	}
 }
 
 /* A stream of FPDUs from the raw peer's socket. */
@@ -418,7 +321,7 @@ static void ws_send(struct wstream *w, const struct uiw_ddp_hdr *h,
 	f = uiw_mpa_fpdu_encode(b, sizeof(b), w->pos, u, (uint16_t)(n + plen),
 				w->markers, w->crc);
 	assert_true(f > 0);
-	raw_write(w->fd, b, f);
+	cmu_raw_write(w->fd, b, f);
 	w->pos += f;
 }
 
@@ -493,7 +396,7 @@ static void conn_up(struct conn *k, const struct uiw_conn_param *cp,
 	assert_int_equal(uiw_cm_connect(k->c.ch, k->c.qp,
 					(struct sockaddr *)&k->l.addr,
 					k->l.len, cp, &k->c.id), 0);
-	expect_event(k->l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k->creq);
+	cmu_expect_event(k->l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k->creq);
 	k->s.id = k->creq.id;
 	if (cp->private_data_len) {
 		assert_int_equal(k->creq.private_data_len,
@@ -503,14 +406,14 @@ static void conn_up(struct conn *k, const struct uiw_conn_param *cp,
 	}
 	if (uiw_cm_accept(k->s.id, k->s.qp, sp))
 		fail_msg("accept: %s", uiw_last_error());
-	expect_event(k->c.ch, UIW_CM_EVENT_ESTABLISHED, &k->cest);
+	cmu_expect_event(k->c.ch, UIW_CM_EVENT_ESTABLISHED, &k->cest);
 	if (sp->private_data_len) {
 		assert_int_equal(k->cest.private_data_len,
 				 sp->private_data_len);
 		assert_memory_equal(k->cest.private_data, sp->private_data,
 				    sp->private_data_len);
 	}
-	expect_event(k->l.ch, UIW_CM_EVENT_ESTABLISHED, &k->sest);
+	cmu_expect_event(k->l.ch, UIW_CM_EVENT_ESTABLISHED, &k->sest);
 	k->creq.private_data = k->cest.private_data = NULL;
 	assert_int_equal(qp_attr(k->c.qp).state, UIW_QPS_RTS);
 	assert_int_equal(qp_attr(k->s.qp).state, UIW_QPS_RTS);
@@ -521,8 +424,8 @@ static void conn_down(struct conn *k)
 	struct uiw_cm_event ev;
 
 	assert_int_equal(uiw_cm_disconnect(k->c.id), 0);
-	expect_event(k->c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	expect_event(k->l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k->c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k->l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	end_close(&k->c);
 	end_close(&k->s);
 	lst_close(&k->l);
@@ -680,9 +583,9 @@ static void test_rev2_client_rev1_listener(void **state)
 	assert_int_equal(uiw_cm_connect(k.c.ch, k.c.qp,
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
-	expect_event(k.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ECONNRESET);
-	expect_no_event(k.l.ch);
+	cmu_expect_no_event(k.l.ch);
 	assert_int_equal(qp_attr(k.c.qp).state, UIW_QPS_IDLE);
 	assert_int_equal(uiw_cm_destroy_id(k.c.id), 0);
 	/* Again in revision 1. */
@@ -690,13 +593,13 @@ static void test_rev2_client_rev1_listener(void **state)
 	assert_int_equal(uiw_cm_connect(k.c.ch, k.c.qp,
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
 	assert_int_equal(k.creq.mpa_rev, 1);
 	k.s.id = k.creq.id;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &sp), 0);
-	expect_event(k.c.ch, UIW_CM_EVENT_ESTABLISHED, &k.cest);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_ESTABLISHED, &k.cest);
 	assert_int_equal(k.cest.mpa_rev, 1);
-	expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
 	traffic(&k);
 	conn_down(&k);
 }
@@ -750,18 +653,18 @@ static void p2p_run(uint8_t offer, uint8_t accept, uint8_t want,
 	assert_int_equal(uiw_cm_connect(k.c.ch, k.c.qp,
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
 	assert_int_equal(k.creq.peer_p2p, 1);
 	assert_int_equal(k.creq.peer_rtr, offer ? offer : UIW_RTR_ALL);
 	k.s.id = k.creq.id;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &sp), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
 	assert_int_equal(k.sest.p2p, 1);
 	assert_true(k.sest.rtr & want);
 	/* The server sends first. */
 	fill(k.s.buf + 1000, 64, 7);
 	post_wr(&k.s, 20, UIW_WR_SEND, 1000, 64, 0, 0);
-	expect_event(k.c.ch, UIW_CM_EVENT_ESTABLISHED, &k.cest);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_ESTABLISHED, &k.cest);
 	assert_int_equal(k.cest.p2p, 1);
 	assert_int_equal(k.cest.rtr, want);
 	assert_int_equal(k.cest.peer_p2p, 1);
@@ -826,17 +729,17 @@ static void test_p2p_no_matching_rtr(void **state)
 	assert_int_equal(uiw_cm_connect(k.c.ch, k.c.qp,
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
 	k.s.id = k.creq.id;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &sp), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
 	/* The server names the types it supports. */
 	assert_int_equal(k.sest.rtr, UIW_RTR_WRITE | UIW_RTR_READ);
-	expect_event(k.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ENOPROTOOPT);
 	assert_int_equal(ev.peer_rtr, UIW_RTR_WRITE | UIW_RTR_READ);
 	assert_int_equal(qp_attr(k.c.qp).state, UIW_QPS_IDLE);
-	expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	a = qp_attr(k.s.qp);
 	assert_int_not_equal(a.state, UIW_QPS_RTS);
 	assert_int_equal(a.term.origin, UIW_TERM_REMOTE);
@@ -867,12 +770,12 @@ static void test_strict_responder_rejects(void **state)
 	assert_int_equal(uiw_cm_connect(k.c.ch, k.c.qp,
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
 	k.s.id = k.creq.id;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &sp), -ENOBUFS);
 	assert_non_null(strstr(uiw_last_error(), "ORD 8"));
 	assert_null(uiw_cm_id_qp(k.s.id));
-	expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.status, -ECONNREFUSED);
 	assert_int_equal(ev.enhanced, 1);
 	assert_int_equal(ev.peer_ord, 8);
@@ -880,7 +783,7 @@ static void test_strict_responder_rejects(void **state)
 	assert_memory_equal(ev.private_data, "need 8", 6);
 	assert_int_equal(qp_attr(k.c.qp).state, UIW_QPS_IDLE);
 	assert_int_equal(qp_attr(k.s.qp).state, UIW_QPS_IDLE);
-	expect_no_event(k.l.ch);
+	cmu_expect_no_event(k.l.ch);
 	end_close(&k.c);
 	end_close(&k.s);
 	lst_close(&k.l);
@@ -927,11 +830,11 @@ static void test_api(void **state)
 	cp.private_data_len = 512;
 	assert_int_equal(CONNECT(&cp), 0);
 	k.c.id = id;
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	assert_int_equal(ev.private_data_len, 512);
 	assert_int_equal(uiw_cm_reject(ev.id, pd, 512), 0);
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
-	expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.private_data_len, 512);
 	assert_int_equal(ev.enhanced, 0);
 	assert_int_equal(uiw_cm_destroy_id(k.c.id), 0);
@@ -940,7 +843,7 @@ static void test_api(void **state)
 	memset(&cp, 0, sizeof(cp));
 	assert_int_equal(CONNECT(&cp), 0);
 	k.c.id = id;
-	expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	k.s.id = ev.id;
 	cp.private_data = pd;
 	cp.private_data_len = UIW_MPA_V2_PRIVATE_DATA_MAX + 1;
@@ -950,7 +853,7 @@ static void test_api(void **state)
 	cp.ird = UIW_IRD_ORD_MANUAL;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &cp), -EINVAL);
 	assert_int_equal(uiw_cm_reject(k.s.id, pd, 508), 0);
-	expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
+	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.enhanced, 1);
 	assert_int_equal(ev.private_data_len, 508);
 	assert_true(ev.peer_ird >= 1);
@@ -971,7 +874,7 @@ static void raw_hang_up(int fd, struct lst *l, struct end *s)
 	struct uiw_cm_event ev;
 
 	close(fd);
-	expect_event(l->ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(l->ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	end_close(s);
 	lst_close(l);
 }
@@ -1060,14 +963,14 @@ static void run_row(const struct row *r)
 	fd = raw_connect(&l);
 	raw_frame(fd, key_req, r->req);
 	if (!r->rep) {
-		raw_expect_closed(fd);
+		cmu_raw_expect_closed(fd);
 		close(fd);
-		expect_no_event(l.ch);
+		cmu_expect_no_event(l.ch);
 		lst_close(&l);
 		return;
 	}
 	end_open(&s, srv_dev, false);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	assert_int_equal(ev.mpa_rev, r->rev);
 	assert_int_equal(ev.enhanced, r->enh);
@@ -1082,7 +985,7 @@ static void run_row(const struct row *r)
 	if (uiw_cm_accept(s.id, s.qp, &r->sp))
 		fail_msg("accept: %s", uiw_last_error());
 	raw_expect_frame(fd, key_rep, r->rep);
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	/* RFC 5044 §7.1.2 rule 4: nothing before our first FPDU. */
 	raw_quiet(fd);
 	raw_hang_up(fd, &l, &s);
@@ -1125,7 +1028,7 @@ static void raw_siw_initiator(bool crc)
 	rs.fd = ws.fd = fd;
 	raw_frame(fd, key_req, crc ? "50 02 0004 8001 c001" :
 				     "10 02 0004 8001 c001");
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	assert_int_equal(ev.peer_p2p, 1);
 	assert_int_equal(ev.peer_rtr, UIW_RTR_WRITE | UIW_RTR_READ);
@@ -1138,14 +1041,14 @@ static void raw_siw_initiator(bool crc)
 	/* IRD 32 (ours), ORD 1 (its IRD); both offered types accepted. */
 	raw_expect_frame(fd, key_rep, crc ? "50 02 0004 8020 c001" :
 					    "10 02 0004 8020 c001");
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_int_equal(ev.p2p, 1);
 	assert_int_equal(ev.rtr, UIW_RTR_WRITE | UIW_RTR_READ);
 	raw_quiet(fd);
 	memcpy(rtr, rtr_crc, sizeof(rtr));
 	if (!crc)
 		memset(rtr + 16, 0, 4);     /* siw sends zeroes, CRC off */
-	raw_write(fd, rtr, sizeof(rtr));
+	cmu_raw_write(fd, rtr, sizeof(rtr));
 	ws.pos = sizeof(rtr);
 	/* Our Send comes, and only it. */
 	ulen = rs_fpdu(&rs, u, sizeof(u));
@@ -1192,14 +1095,14 @@ static void raw_initiator_rtr(uint8_t t)
 	rs.fd = ws.fd = fd;
 	raw_frame(fd, key_req, t == UIW_RTR_READ ? "50 02 0004 8004 4004" :
 						   "50 02 0004 c004 0004");
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	post_recv(&s, 5, 0, 64);
 	post_wr(&s, 6, UIW_WR_SEND, 100, 8, 0, 0);
 	assert_int_equal(uiw_cm_accept(s.id, s.qp, &sp), 0);
 	raw_expect_frame(fd, key_rep, t == UIW_RTR_READ ?
 			 "50 02 0004 8020 4004" : "50 02 0004 c020 0004");
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	raw_quiet(fd);
 	if (t == UIW_RTR_READ) {
 		uint8_t rr[28] = { 0, 0, 0, 7 };   /* sink STag 7, size 0 */
@@ -1256,19 +1159,19 @@ static void test_raw_initiator_wrong_first_fpdu(void **state)
 	fd = raw_connect(&l);
 	rs.fd = ws.fd = fd;
 	raw_frame(fd, key_req, "50 02 0004 8004 c004");
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	post_recv(&s, 5, 0, 64);
 	post_wr(&s, 6, UIW_WR_SEND, 100, 8, 0, 0);
 	assert_int_equal(uiw_cm_accept(s.id, s.qp, &sp), 0);
 	raw_expect_frame(fd, key_rep, "50 02 0004 8020 8004");
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	ws_send_msg(&ws, 1, "too soon", 8);
 	ulen = rs_fpdu(&rs, u, sizeof(u));
 	assert_int_equal(term_of(u, ulen), UIW_E_MPA_NO_MATCHING_RTR);
-	raw_expect_closed(fd);
+	cmu_raw_expect_closed(fd);
 	close(fd);
-	expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	a = qp_attr(s.qp);
 	assert_int_equal(a.term.origin, UIW_TERM_LOCAL);
 	assert_int_equal(a.term.ecode, 7);
@@ -1318,14 +1221,14 @@ static void rawsrv_abort(struct rawsrv *r)
 {
 	assert_int_equal(uiw_cm_destroy_id(r->c.id), 0);
 	r->c.id = NULL;
-	raw_expect_closed(r->fd);
+	cmu_raw_expect_closed(r->fd);
 }
 
 static void rawsrv_stop(struct rawsrv *r)
 {
 	close(r->fd);
 	close(r->lfd);
-	expect_no_event(r->c.ch);
+	cmu_expect_no_event(r->c.ch);
 	end_close(&r->c);
 }
 
@@ -1392,9 +1295,9 @@ static void test_raw_responder_bad_replies(void **state)
 		rawsrv_start(&r, &cp, v[i].p2p ? "10 02 0004 c001 c001" :
 						  "10 02 0004 0001 0001");
 		raw_frame(r.fd, key_rep, v[i].rep);
-		expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+		cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 		assert_int_equal(ev.status, -EPROTO);
-		raw_expect_closed(r.fd);
+		cmu_raw_expect_closed(r.fd);
 		assert_int_equal(qp_attr(r.c.qp).state, UIW_QPS_IDLE);
 		rawsrv_stop(&r);
 	}
@@ -1412,7 +1315,7 @@ static void test_raw_responder_rev1_reply(void **state)
 	(void)state;
 	rawsrv_start(&r, &cp, "10 02 0004 c003 c002");
 	raw_frame(r.fd, key_rep, "00 01 0002 6f6b");
-	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_int_equal(ev.mpa_rev, 1);
 	assert_int_equal(ev.enhanced, 0);
 	assert_int_equal(ev.p2p, 0);
@@ -1426,7 +1329,7 @@ static void test_raw_responder_rev1_reply(void **state)
 	raw_quiet(r.fd);
 	close(r.fd);
 	r.fd = -1;
-	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	rawsrv_stop(&r);
 }
 
@@ -1450,8 +1353,8 @@ static void raw_reply_terminates(const struct uiw_conn_param *cp,
 	ulen = rs_fpdu(&rs, u, sizeof(u));
 	assert_int_equal(ulen, 18 + 4);
 	assert_int_equal(term_of(u, ulen), want);
-	raw_expect_closed(r.fd);
-	expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
+	cmu_raw_expect_closed(r.fd);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, status);
 	assert_int_equal(ev.enhanced, 1);
 	assert_int_equal(qp_attr(r.c.qp).state, UIW_QPS_IDLE);
@@ -1499,7 +1402,7 @@ static void expect_remote_term(struct uiw_cq *cq, uint64_t wr_id,
 {
 	struct uiw_wc wc;
 
-	wait_wc(cq, &wc);
+	cmu_wait_wc(cq, &wc);
 	assert_int_equal(wc.wr_id, wr_id);
 	assert_int_not_equal(wc.status, UIW_WC_SUCCESS);
 	assert_int_equal(wc.term.origin, UIW_TERM_REMOTE);
@@ -1535,20 +1438,20 @@ static void raw_initiator_term(bool send_first, const char *ctrl4,
 	fd = raw_connect(&l);
 	ws.fd = fd;
 	raw_frame(fd, key_req, "50 02 0004 0004 0004");
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	post_recv(&s, 5, 0, 64);
 	post_recv(&s, 6, 64, 64);
 	assert_int_equal(uiw_cm_accept(s.id, s.qp, &sp), 0);
 	raw_expect_frame(fd, key_rep, "50 02 0004 0020 0004");
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	if (send_first) {
 		ws_send_msg(&ws, 1, "first", 5);
 		expect_wc(s.cq, 5, UIW_WC_SUCCESS, 5);
 	}
 	ws_term(&ws, ctrl4);
 	expect_remote_term(s.cq, send_first ? 6 : 5, layer, etype, ecode);
-	raw_expect_closed(fd);
+	cmu_raw_expect_closed(fd);
 	raw_hang_up(fd, &l, &s);
 }
 
@@ -1564,12 +1467,12 @@ static void test_siw_layout_setup_codes(void **state)
 	rawsrv_start(&r, &cp, "50 02 0004 0004 0004");
 	ws.fd = r.fd;
 	raw_frame(r.fd, key_rep, "50 02 0004 0004 0004");
-	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	post_recv(&r.c, 7, 0, 64);
 	ws_term(&ws, "\x20\x06\0\0");
 	expect_remote_term(r.c.cq, 7, 0, 2, 0x06);
-	raw_expect_closed(r.fd);
-	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_raw_expect_closed(r.fd);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	rawsrv_stop(&r);
 	/* We are the responder: as the initiator's first FPDU it is the
 	 * RFC's 2/0/6 (and 2/0/7); after a message, siw's reading. */
@@ -1626,11 +1529,11 @@ static void start_delay(bool p2p)
 	if (t1 - t0 < 150)
 		fail_msg("first FPDU %.1f ms after the Reply, expected >= 150",
 			 t1 - t0);
-	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	expect_wc(r.c.cq, 9, UIW_WC_SUCCESS, 0);
 	close(r.fd);
 	r.fd = -1;
-	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	rawsrv_stop(&r);
 }
 
@@ -1655,14 +1558,14 @@ static void test_start_delay(void **state)
 	cp.start_delay_ms = 100;
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
 					l.len, NULL, &c.id), 0);
-	expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
 	assert_int_equal(uiw_cm_accept(s.id, s.qp, &cp), -EINVAL);
 	assert_non_null(strstr(uiw_last_error(), "initiator"));
 	cp.start_delay_ms = 0;
 	assert_int_equal(uiw_cm_accept(s.id, s.qp, &cp), 0);
-	expect_event(c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
-	expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	end_close(&c);
 	end_close(&s);
 	lst_close(&l);
@@ -1684,9 +1587,9 @@ static void test_raw_responder_sees_rtr(void **state)
 	fill(r.c.buf, 16, 1);
 	post_wr(&r.c, 1, UIW_WR_SEND, 0, 16, 0, 0);
 	raw_frame(r.fd, key_rep, "50 02 0004 8001 c001");
-	expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_int_equal(ev.rtr, UIW_RTR_WRITE);
-	raw_read(r.fd, b, sizeof(b));
+	cmu_raw_read(r.fd, b, sizeof(b));
 	assert_memory_equal(b, "\x00\x0e\xc1\x40\0\0\0\x01\0\0\0\0\0\0\0\0"
 			    "\xeb\xd3\x4c\x5f", 20);
 	assert_int_equal(rs_fpdu(&rs, u, sizeof(u)), 18 + 16);
@@ -1696,7 +1599,7 @@ static void test_raw_responder_sees_rtr(void **state)
 	expect_wc(r.c.cq, 1, UIW_WC_SUCCESS, 0);
 	close(r.fd);
 	r.fd = -1;
-	expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
+	cmu_expect_event(r.c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	rawsrv_stop(&r);
 }
 
