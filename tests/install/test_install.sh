@@ -14,17 +14,11 @@ src=$(cd "$src" && pwd)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
-bad() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "FAIL $*"
-}
+# shellcheck source=../check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 die() {
 	bad "$*"
-	echo "$checks checks, $failures failed"
+	check_summary
 	exit 1
 }
 
@@ -192,5 +186,4 @@ else
 	cat "$tmp/out"
 fi
 
-echo "$checks checks, $failures failed"
-[ $failures -eq 0 ]
+check_summary

@@ -22,20 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-checks=0
-failures=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
-bad() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "FAIL $*"
-}
-show() {
-	local f
-	for f in "$@"; do
-		[ -s "$f" ] && head -c 3000 "$f" | sed 's/^/  | /'
-	done
-}
+# shellcheck source=../check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 columns="test mode size qps depth crc markers completion ops seconds mbps \
 mmsgs lat_min_us lat_avg_us lat_median_us lat_p99_us tcp_mbps tcp_mmsgs \
@@ -238,6 +226,4 @@ misuse "latency tests use one QP" --loopback --lat -q 2
 misuse "--crc takes on or off" --loopback --crc maybe
 misuse "bad depth" --loopback -d 0
 
-echo "$checks checks, $failures failed"
-[ "$failures" -eq 0 ] && echo PASS
-[ "$failures" -eq 0 ]
+check_summary && echo PASS

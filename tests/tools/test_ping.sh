@@ -26,23 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-checks=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
-bad() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "FAIL $*"
-}
-# show <file>...: the output of a failed case
-show() {
-	local f
-	for f in "$@"; do
-		[ -s "$f" ] || continue
-		echo "  --- ${f##*/}"
-		head -c 4000 "$f" | sed 's/^/  | /'
-	done
-}
+# shellcheck source=../check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 # start_server <name> <args...>: a server on a free port (-p 0).  Sets
 # $port, $spid (the server) and $catpid (the reader of its output), and
@@ -541,5 +526,4 @@ usage-delay     -c -a 127.0.0.1 --start-delay=10001
 usage-delay-srv -s --start-delay=100
 EOF
 
-echo "$checks checks, $failures failed"
-[ $failures -eq 0 ]
+check_summary
