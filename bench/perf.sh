@@ -17,6 +17,8 @@
 # usage: bench/perf.sh
 #   BUILD=<dir>    build directory (default: build)
 #   SECS=<s>       seconds per bandwidth / rate measurement (default 1)
+#   REPEAT=<n>     runs per figure, the median kept (default 3; uiwarp-perf
+#                  --repeat, and as many fi_pingpong runs per size)
 #   ITERS=<n>      ping-pong iterations per size (default 2000)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
@@ -26,6 +28,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 secs=${SECS:-1}
+repeat=${REPEAT:-3}
 iters=${ITERS:-2000}
 sweep=${SWEEP:-1k:16m}
 lat_sweep=${LAT_SWEEP:-8:1m}
@@ -49,8 +52,8 @@ trap cleanup EXIT
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 run() {
-	echo "+ uiwarp-perf $*" >&2
-	"$perf" "$@"
+	echo "+ uiwarp-perf --repeat $repeat $*" >&2
+	"$perf" --repeat "$repeat" "$@"
 }
 
 run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
@@ -74,13 +77,17 @@ wait_listen() {
 	return 1
 }
 srv_port=$((fi_port - 1))
-"$perf" -s -p "$srv_port" >"$work/perf-srv.out" 2>&1 &
-fipid=$!
-wait_listen "$srv_port" || { cat "$work/perf-srv.out" >&2; exit 1; }
-run -c 127.0.0.1 -p "$srv_port" --lat -t send --sweep "$lat_sweep" -n "$iters" \
-	--poll --csv >"$work/lat2.csv"
-wait "$fipid" 2>/dev/null || true
-fipid=
+# CRC off is the like-for-like setting (libfabric's tcp provider adds no
+# digest of its own); CRC on is reported next to it.
+for crc in off on; do
+	"$perf" -s -p "$srv_port" >"$work/perf-srv.out" 2>&1 &
+	fipid=$!
+	wait_listen "$srv_port" || { cat "$work/perf-srv.out" >&2; exit 1; }
+	run -c 127.0.0.1 -p "$srv_port" --lat -t send --sweep "$lat_sweep" \
+		-n "$iters" --poll --crc "$crc" --csv >"$work/lat2-$crc.csv"
+	wait "$fipid" 2>/dev/null || true
+	fipid=
+done
 
 # libfabric's tcp provider: fi_pingpong server and client on 127.0.0.1,
 # one pair per size.  Its "usec/xfer" is the time of one transfer, half
@@ -102,26 +109,39 @@ port=$fi_port
 while [ "$size" -le "$hi" ]; do
 	n=$iters
 	[ "$size" -gt 65536 ] && n=$(((iters + 3) / 4))
-	echo "+ fi_pingpong -p tcp -e msg -I $n -S $size" >&2
-	fi_pingpong -p tcp -e msg -B "$port" -I "$n" -S "$size" \
-		>"$work/fi-srv.out" 2>&1 &
-	fipid=$!
-	wait_listen "$port" || true
-	if timeout 300 fi_pingpong -p tcp -e msg -P "$port" -I "$n" -S "$size" \
-		127.0.0.1 >"$work/fi-cli.out" 2>&1; then
-		awk -v size="$size" '
-			/usec\/xfer/ { for (i = 1; i <= NF; i++) if ($i == "usec/xfer") c = i; next }
-			c && NF >= c { print size, $c; exit }' \
-			"$work/fi-cli.out" >>"$work/fi.dat"
-	else
-		echo "fi_pingpong failed at $size octets:" >&2
-		cat "$work/fi-cli.out" >&2
+	: >"$work/fi-runs"
+	for _ in $(seq "$repeat"); do
+		echo "+ fi_pingpong -p tcp -e msg -I $n -S $size" >&2
+		fi_pingpong -p tcp -e msg -B "$port" -I "$n" -S "$size" \
+			>"$work/fi-srv.out" 2>&1 &
+		fipid=$!
+		wait_listen "$port" || true
+		if timeout 300 fi_pingpong -p tcp -e msg -P "$port" -I "$n" -S "$size" \
+			127.0.0.1 >"$work/fi-cli.out" 2>&1; then
+			awk '
+				/usec\/xfer/ { for (i = 1; i <= NF; i++) if ($i == "usec/xfer") c = i; next }
+				c && NF >= c { print $c; exit }' \
+				"$work/fi-cli.out" >>"$work/fi-runs"
+		else
+			echo "fi_pingpong failed at $size octets:" >&2
+			cat "$work/fi-cli.out" >&2
+		fi
+		wait "$fipid" 2>/dev/null || true
+		fipid=
+		port=$((port + 1))
+	done
+	# the median run (the lower middle of an even count)
+	if [ -s "$work/fi-runs" ]; then
+		echo "$size $(sort -g "$work/fi-runs" |
+			awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" >>"$work/fi.dat"
 	fi
-	wait "$fipid" 2>/dev/null || true
-	fipid=
 	size=$((size * 2))
-	port=$((port + 1))
 done
+
+# The CPU's copy rate against (dst - src) mod 4096: what MPA's headers
+# do to the kernel's payload copies (see bench/copyalign.c).
+cc -O2 -o "$work/copyalign" "$src/bench/copyalign.c"
+"$work/copyalign" >"$work/copyalign.md"
 
 # ---- the report -----------------------------------------------------------
 # CSV columns of uiwarp-perf: 1 test, 3 size, 5 depth, 11 mbps, 12 mmsgs,
@@ -152,7 +172,10 @@ human() {
 	echo "- source: $rev, build type ${btype:-unknown}; MULPDU $mulpdu"
 	echo "- uiwarp-perf --loopback --tcp: bandwidth ${secs} s per figure" \
 		"(depth 16, 1 QP, event-driven completions), latency $iters" \
-		"ping-pongs per size (--poll), rate ${secs} s (8 B, depth 64, --poll)"
+		"ping-pongs per size after 100 of warm-up (--poll), rate ${secs} s" \
+		"(8 B, depth 64, --poll)"
+	echo "- every figure is the median of $repeat runs (uiwarp-perf --repeat $repeat;" \
+		"raw TCP runs just before each uiwarp run; fi_pingpong $repeat runs per size)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
@@ -183,25 +206,29 @@ human() {
 	echo
 	echo "## Latency (half round trip, µs; polling completions)"
 	echo
-	echo "One process (--loopback) against raw TCP; for libfabric, uiwarp's"
-	echo "server and client run as two processes, as fi_pingpong's do (means)."
+	echo "One process (--loopback, CRC on) against raw TCP; for libfabric,"
+	echo "uiwarp's server and client run as two processes, as fi_pingpong's"
+	echo "do (means), with CRC off (libfabric's tcp provider has no digest"
+	echo "either) and with CRC on."
 	echo
-	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | mean, 2 processes | libfabric mean | vs libfabric |"
-	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|------------------:|---------------:|-------------:|"
+	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | 2 processes, CRC off | CRC on | libfabric mean | vs libfabric, CRC off | CRC on |"
+	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|---------------------:|-------:|---------------:|----------------------:|-------:|"
 	awk -F, '
 		FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
-		FILENAME ~ /lat2.csv$/ { if (FNR > 1 && $1 == "send") two[$3] = $14; next }
+		FILENAME ~ /lat2-off.csv$/ { if (FNR > 1 && $1 == "send") off[$3] = $14; next }
+		FILENAME ~ /lat2-on.csv$/ { if (FNR > 1 && $1 == "send") on[$3] = $14; next }
 		FNR == 1 { next }
 		{
 			sz = $3 >= 1048576 ? $3 / 1048576 " MiB" : \
 			     $3 >= 1024 ? $3 / 1024 " KiB" : $3 " B"
-			if ($1 == "send" && ($3 in fi) && ($3 in two))
-				lf = sprintf("%.2f | %.2f | %.2f", two[$3], fi[$3], two[$3] / fi[$3])
+			if ($1 == "send" && ($3 in fi) && ($3 in off) && ($3 in on))
+				lf = sprintf("%.2f | %.2f | %.2f | %.2f | %.2f", off[$3], on[$3],
+					     fi[$3], off[$3] / fi[$3], on[$3] / fi[$3])
 			else
-				lf = "- | - | -"
+				lf = "- | - | - | - | -"
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n",
 				$1, sz, $15, $16, $14, $21, $23, lf
-		}' FS=' ' "$work/fi.dat" FS=, "$work/lat2.csv" "$work/lat.csv"
+		}' FS=' ' "$work/fi.dat" FS=, "$work/lat2-off.csv" "$work/lat2-on.csv" "$work/lat.csv"
 	echo
 	echo "## Message rate (8 B, 64 outstanding, 1 QP)"
 	echo
@@ -231,16 +258,28 @@ human() {
 			printf "- 8 B ping-pong, median vs raw TCP (target <= 1.2): write %.2f, send %.2f\n", l8["write"], l8["send"]
 			printf "- 8 B message rate, 64 outstanding (target >= 1 million/s for write): write %.3f, send %.3f million/s\n", r["write"], r["send"]
 		}' "$work/bw-on.csv" "$work/bw-off.csv" "$work/lat.csv" "$work/rate.csv"
-	awk -F, '
-		FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
-		FNR > 1 && $1 == "send" && ($3 in fi) {
-			n++; if ($14 <= fi[$3]) w++
-			if (!m || $14 / fi[$3] > m) m = $14 / fi[$3]
-		}
-		END {
-			printf "- Send/Receive ping-pong vs libfabric tcp, both as two processes (target: at least as fast at every size): "
-			printf "uiwarp as fast or faster at %d of %d sizes; worst ratio %.2f\n", w, n, m
-		}' FS=' ' "$work/fi.dat" FS=, "$work/lat2.csv"
+	for crc in off on; do
+		awk -F, -v crc="$crc" '
+			FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
+			FNR > 1 && $1 == "send" && ($3 in fi) {
+				n++; if ($14 <= fi[$3]) w++
+				if (!m || $14 / fi[$3] > m) m = $14 / fi[$3]
+			}
+			END {
+				printf "- Send/Receive ping-pong vs libfabric tcp, both as two processes, uiwarp CRC %s (target: at least as fast at every size): ", crc
+				printf "uiwarp as fast or faster at %d of %d sizes; worst ratio %.2f\n", w, n, m
+			}' FS=' ' "$work/fi.dat" FS=, "$work/lat2-$crc.csv"
+	done
+	echo
+	echo "## Copy rate against alignment (bench/copyalign.c)"
+	echo
+	echo "The kernel copies socket payload with \"rep movsb\" on this CPU; its"
+	echo "rate depends on (destination - source) mod 4096, 64 KiB copies"
+	echo "between page-aligned buffers (best of five).  Raw TCP with aligned"
+	echo "buffers copies at distance 0; MPA's headers and CRCs shift each"
+	echo "FPDU's payload by another 24 to 28 octets (see bench/profile.md)."
+	echo
+	cat "$work/copyalign.md"
 	echo
 	echo "Plots: [throughput](perf-bw.png), [latency](perf-lat.png)."
 } >"$work/report.md"
@@ -258,7 +297,7 @@ for t in write send; do
 	col "$work/lat.csv" "$t" 15 >"$work/lat-$t.dat"
 done
 col "$work/lat.csv" send 21 >"$work/lat-tcp.dat"
-col "$work/lat2.csv" send 14 >"$work/lat-send2.dat"
+col "$work/lat2-off.csv" send 14 >"$work/lat-send2.dat"
 gnuplot <<EOF
 set terminal pngcairo size 900,560 noenhanced
 set datafile separator " "
@@ -284,7 +323,7 @@ set logscale y 10
 plot "$work/lat-tcp.dat" using 1:2 with linespoints lw 2 title "raw TCP", \
      "$work/lat-write.dat" using 1:2 with linespoints title "uiwarp RDMA Write", \
      "$work/lat-send.dat" using 1:2 with linespoints title "uiwarp Send/Receive", \
-     "$work/lat-send2.dat" using 1:2 with linespoints title "uiwarp Send/Receive, 2 processes (mean)", \
+     "$work/lat-send2.dat" using 1:2 with linespoints title "uiwarp Send/Receive, 2 processes, CRC off (mean)", \
      "$work/fi.dat" using 1:2 with linespoints title "libfabric tcp (fi_pingpong)"
 EOF
 mv "$work/perf-bw.png" "$work/perf-lat.png" "$src/bench/"

@@ -91,6 +91,7 @@
 #define MAX_SIZE (16u * 1024 * 1024)
 #define MAX_SIZES 32
 #define MAX_QPS 64
+#define MAX_REPEAT 15
 #define MAX_DEPTH 1024
 #define BUF_CAP ((size_t)256 * 1024 * 1024)  /* per side */
 #define MAGIC 0x75697066u                     /* "uipf" */
@@ -140,6 +141,8 @@ struct opts {
 	int event;
 	double duration;          /* 0: iterations */
 	uint64_t iters;
+	uint64_t warmup;          /* lat: first samples left out */
+	int repeat;               /* runs per figure, the median kept */
 	int tcp, verify;
 	int out;                  /* 't' table, 'c' csv, 'j' json */
 };
@@ -147,7 +150,7 @@ struct opts {
 static struct opts o = {
 	.port = DEFAULT_PORT, .family = AF_INET, .mode = M_BW, .nqp = 1,
 	.crc = UIW_OPT_DEFAULT, .markers = UIW_OPT_DEFAULT, .event = 1,
-	.verify = 1, .out = 't',
+	.verify = 1, .out = 't', .warmup = 100, .repeat = 1,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1125,12 +1128,16 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* min, avg, median, p99 of n samples (sorted in place) */
+/* min, avg, median, p99 of n samples in the order taken (sorted in
+ * place), leaving out the first o.warmup (at most half of them): the
+ * first round trips also fault pages in and warm caches. */
 static void lat_stats(double *v, size_t n, double out[4])
 {
+	size_t i, skip = o.warmup < n / 2 ? (size_t)o.warmup : n / 2;
 	double sum = 0;
-	size_t i;
 
+	v += skip;
+	n -= skip;
 	if (!n) {
 		out[0] = out[1] = out[2] = out[3] = NAN;
 		return;
@@ -1474,6 +1481,63 @@ static void client_run(int t, size_t size, struct result *res)
 		client_bw(t, size, res, depth);
 }
 
+/* The figure a run is ranked by: throughput, or the median latency. */
+static double key_of(const struct result *r, bool tcp)
+{
+	if (o.mode == M_LAT)
+		return tcp ? r->tcp_lat[2] : r->lat[2];
+	return tcp ? r->tcp_mbps : r->mbps;
+}
+
+/* Index of the run with the median key among n (n odd or even: the
+ * lower middle). */
+static int median_run(const struct result *runs, int n, bool tcp)
+{
+	int i, j, best = 0;
+
+	for (i = 0; i < n; i++) {
+		int below = 0, same = 0;
+
+		for (j = 0; j < n; j++) {
+			if (key_of(&runs[j], tcp) < key_of(&runs[i], tcp))
+				below++;
+			else if (j != i && key_of(&runs[j], tcp) ==
+					   key_of(&runs[i], tcp))
+				same++;
+		}
+		if (below <= (n - 1) / 2 && below + same >= (n - 1) / 2) {
+			best = i;
+			break;
+		}
+	}
+	return best;
+}
+
+/* One figure: o.repeat runs, raw TCP (with --tcp) just before each
+ * uiwarp run; the run with the median figure of each is kept, so that
+ * one disturbed second does not make the figure. */
+static void measure(int t, struct result *res)
+{
+	struct result runs[MAX_REPEAT];
+	int k, m;
+
+	for (k = 0; k < o.repeat; k++) {
+		runs[k] = *res;
+		if (o.tcp)
+			client_tcp(t, res->size, &runs[k]);
+		client_run(t, res->size, &runs[k]);
+	}
+	m = median_run(runs, o.repeat, false);
+	*res = runs[m];
+	if (o.tcp) {
+		m = median_run(runs, o.repeat, true);
+		res->have_tcp = 1;
+		res->tcp_mbps = runs[m].tcp_mbps;
+		res->tcp_mops = runs[m].tcp_mops;
+		memcpy(res->tcp_lat, runs[m].tcp_lat, sizeof(res->tcp_lat));
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Output                                                             */
 
@@ -1746,9 +1810,7 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 				continue;
 			res->test = t;
 			res->size = is_atomic(t) ? 8 : o.sizes[i];
-			if (o.tcp)
-				client_tcp(t, res->size, res);
-			client_run(t, res->size, res);
+			measure(t, res);
 			if (res->have_tcp)
 				res->vs_tcp = o.mode == M_LAT ?
 					res->lat[2] / res->tcp_lat[2] :
@@ -1894,6 +1956,10 @@ static void usage(FILE *f, int rc)
 "                      rate: 64; Reads and atomics: at most ORD)\n"
 "  -D, --duration S    seconds per measurement (default: 2 for bw, rate)\n"
 "  -n, --iters N       operations per QP instead (default for lat: 10000)\n"
+"      --repeat N      run each figure N times (1..%d, with --tcp\n"
+"                      alternating with raw TCP); report the median run\n"
+"      --warmup N      lat: leave the first N ping-pongs out of the\n"
+"                      statistics (default 100, at most half)\n"
 "      --crc on|off    MPA CRC (default on)\n"
 "      --markers on|off  MPA markers (default off)\n"
 "      --poll          busy-poll the CQ\n"
@@ -1902,7 +1968,7 @@ static void usage(FILE *f, int rc)
 "      --no-verify     skip the data check of bw and rate\n"
 "Output:\n"
 "      --csv, --json   instead of the table\n",
-		DEFAULT_PORT, MAX_QPS, MAX_DEPTH);
+		DEFAULT_PORT, MAX_QPS, MAX_DEPTH, MAX_REPEAT);
 	exit(rc);
 }
 
@@ -1953,7 +2019,8 @@ static long parse_int(const char *s, long lo, long hi, const char *what)
 }
 
 enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_MARKERS, O_POLL,
-       O_EVENT, O_TCP, O_NOVERIFY, O_CSV, O_JSON, O_BIND };
+       O_EVENT, O_TCP, O_NOVERIFY, O_CSV, O_JSON, O_BIND, O_WARMUP,
+       O_REPEAT };
 
 static void parse(int argc, char **argv)
 {
@@ -1974,6 +2041,8 @@ static void parse(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, O_WARMUP },
+		{ "repeat", required_argument, NULL, O_REPEAT },
 		{ "crc", required_argument, NULL, O_CRC },
 		{ "markers", required_argument, NULL, O_MARKERS },
 		{ "poll", no_argument, NULL, O_POLL },
@@ -2088,6 +2157,14 @@ static void parse(int argc, char **argv)
 		case 'n':
 			o.iters = (uint64_t)parse_int(optarg, 1, 1000000000L,
 						      "iteration count");
+			break;
+		case O_REPEAT:
+			o.repeat = (int)parse_int(optarg, 1, MAX_REPEAT,
+						  "repeat count");
+			break;
+		case O_WARMUP:
+			o.warmup = (uint64_t)parse_int(optarg, 0, 1000000000L,
+						       "warm-up count");
 			break;
 		case O_CRC:
 		case O_MARKERS:

@@ -52,8 +52,8 @@
 #define TCP_STAGE        8192    /* receive read-ahead per thread */
 #define TCP_RA_SMALL     2048    /* a read this small may read ahead */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
-#define TCP_RX_TAIL      64      /* staged after a large read: the next
-				    FPDU's prelude */
+#define TCP_RX_TAIL      64      /* staged beyond each read: the rest
+				    of a header, the next FPDU's prelude */
 #define TCP_POLL_BUDGET  4       /* reads per uiw_cq_poll in poll mode */
 
 enum { CLOSE_NONE = 0, CLOSE_ORDERLY, CLOSE_ABORT };
@@ -567,16 +567,18 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			total += iov[k].iov_len;
 		if (n <= 0 || total == 0)
 			return RX_STOPPED;
-		/* A large read (a payload into registered memory) also takes
-		 * the prelude of the FPDU after it into the staging buffer,
-		 * when it is already there: one readv per large FPDU instead
-		 * of two.  Too short to stage payload in bulk. */
-		tail = total >= TCP_RA_SMALL ? TCP_RX_TAIL : 0;
-		if (tail) {
-			iov[n].iov_base = tls.stage;
-			iov[n].iov_len = tail;
-		}
-		r = readv(t->fd, iov, n + (tail ? 1 : 0));
+		/* Every read also takes up to TCP_RX_TAIL octets beyond the
+		 * request into the staging buffer, when they are already
+		 * there: after a payload, the prelude of the next FPDU (one
+		 * readv per large FPDU instead of two); after the first
+		 * octets of a header, the rest of it and the start of what
+		 * follows (the engine asks for a header in two steps, the
+		 * part common to all DDP headers and then the rest).  Too
+		 * short to stage payload in bulk. */
+		tail = TCP_RX_TAIL;
+		iov[n].iov_base = tls.stage;
+		iov[n].iov_len = tail;
+		r = readv(t->fd, iov, n + 1);
 		if (r < 0) {
 			uiw_qp_rx_done(t->qp, 0);
 			if (errno == EINTR) {

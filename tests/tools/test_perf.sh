@@ -225,5 +225,6 @@ misuse "give one of" -S 8
 misuse "latency tests use one QP" --loopback --lat -q 2
 misuse "--crc takes on or off" --loopback --crc maybe
 misuse "bad depth" --loopback -d 0
+misuse "bad warm-up count '-1'" --loopback --lat --warmup -1
 
 check_summary && echo PASS
