@@ -3,22 +3,36 @@
 #   ok "what held"        a passed check
 #   bad "what failed"     a failed check
 #   show FILE...          the start of each non-empty FILE, after a failure
+#                         (its end with SHOW_END=1)
 #   check_summary         "N checks, M failed"; status 0 only with no failure
+#
+# A test may redefine check_tag to put something (in CHECK_TAG) before
+# each check's message, such as the time it took.
 
 checks=0
 failures=0
-ok() { checks=$((checks + 1)); echo "ok   $*"; }
+check_tag() { CHECK_TAG=; }
+ok() {
+	checks=$((checks + 1))
+	check_tag
+	echo "ok   ${CHECK_TAG}$*"
+}
 bad() {
 	checks=$((checks + 1))
 	failures=$((failures + 1))
-	echo "FAIL $*"
+	check_tag
+	echo "FAIL ${CHECK_TAG}$*"
 }
 show() {
 	local f
 	for f in "$@"; do
 		[ -s "$f" ] || continue
 		echo "  --- ${f##*/}"
-		head -c 4000 "$f" | sed 's/^/  | /'
+		if [ "${SHOW_END:-0}" = 1 ]; then
+			tail -c 3000 "$f"
+		else
+			head -c 4000 "$f"
+		fi | sed 's/^/  | /'
 	done
 }
 check_summary() {

@@ -1489,28 +1489,19 @@ static double key_of(const struct result *r, bool tcp)
 	return tcp ? r->tcp_mbps : r->mbps;
 }
 
-/* Index of the run with the median key among n (n odd or even: the
- * lower middle). */
+/* Index of the run with the median key among n (the lower middle of
+ * an even count): an insertion sort of the run indices by key. */
 static int median_run(const struct result *runs, int n, bool tcp)
 {
-	int i, j, best = 0;
+	int idx[MAX_REPEAT], i, j;
 
 	for (i = 0; i < n; i++) {
-		int below = 0, same = 0;
-
-		for (j = 0; j < n; j++) {
-			if (key_of(&runs[j], tcp) < key_of(&runs[i], tcp))
-				below++;
-			else if (j != i && key_of(&runs[j], tcp) ==
-					   key_of(&runs[i], tcp))
-				same++;
-		}
-		if (below <= (n - 1) / 2 && below + same >= (n - 1) / 2) {
-			best = i;
-			break;
-		}
+		for (j = i; j > 0 && key_of(&runs[idx[j - 1]], tcp) >
+				     key_of(&runs[i], tcp); j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
 	}
-	return best;
+	return idx[(n - 1) / 2];
 }
 
 /* One figure: o.repeat runs, raw TCP (with --tcp) just before each

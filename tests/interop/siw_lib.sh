@@ -15,9 +15,10 @@
 # shellcheck source=guest.sh
 source "$src/tests/interop/guest.sh"
 
+# shellcheck source=../check_lib.sh
+source "$src/tests/check_lib.sh"
+
 SIW_T0=$(date +%s.%N)
-checks=0
-failures=0
 SIW_TMP=$(mktemp -d)
 SIW_HOST_PIDS=()
 declare -A SIW_COPIER=()		# server pid -> pid of the copier of its output
@@ -26,31 +27,17 @@ SIW_JOB_SEQ=0
 siw_secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
 SIW_LAST=$SIW_T0
-# ok / bad MESSAGE: one check, with the time since the previous one.
+# ok / bad MESSAGE (check_lib.sh): one check, with the time since the
+# previous one; show FILE...: the end of each file (a scenario's output).
 siw_lap() {
 	SIW_LAP=$(siw_secs "$SIW_LAST")
 	SIW_LAST=$(date +%s.%N)
 }
-ok() {
-	checks=$((checks + 1))
+check_tag() {
 	siw_lap
-	echo "ok   [${SIW_LAP}s] $*"
+	CHECK_TAG="[${SIW_LAP}s] "
 }
-bad() {
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	siw_lap
-	echo "FAIL [${SIW_LAP}s] $*"
-}
-# show FILE...: the output of a failed scenario
-show() {
-	local f
-	for f in "$@"; do
-		[ -s "$f" ] || continue
-		echo "  --- ${f##*/}"
-		tail -c 3000 "$f" | sed 's/^/  | /'
-	done
-}
+SHOW_END=1
 
 siw_cleanup() {
 	local p
@@ -222,8 +209,7 @@ siw_finish() {
 		echo "# the guest's run directory (console.log): $GUEST_RUN"
 	fi
 	echo "# total $(siw_secs "$SIW_T0")s"
-	echo "$checks checks, $failures failed"
-	[ "$failures" -eq 0 ]
+	check_summary
 	exit $?
 }
 
