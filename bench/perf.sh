@@ -143,6 +143,15 @@ done
 cc -O2 -o "$work/copyalign" "$src/bench/copyalign.c"
 "$work/copyalign" >"$work/copyalign.md"
 
+# What the shape of MPA traffic costs a ping-pong, without uiwarp: raw TCP
+# against FPDU-framed messages sent and read in different ways, the
+# patterns taking turns on one connection (see bench/wirepattern.c).
+cc -O2 -o "$work/wirepattern" "$src/bench/wirepattern.c"
+for size in 65536 262144 524288; do
+	"$work/wirepattern" "$size" 20 64690 60
+	echo
+done >"$work/wirepattern.md"
+
 # ---- the report -----------------------------------------------------------
 # CSV columns of uiwarp-perf: 1 test, 3 size, 5 depth, 11 mbps, 12 mmsgs,
 # 14 lat_avg_us, 15 lat_median_us, 16 lat_p99_us, 17 tcp_mbps,
@@ -277,10 +286,21 @@ human() {
 	echo "rate depends on (destination - source) mod 4096, 64 KiB copies"
 	echo "between page-aligned buffers (best of five).  Raw TCP with aligned"
 	echo "buffers copies at distance 0; MPA's headers and CRCs shift each"
-	echo "FPDU's payload by another 24 to 28 octets (see bench/profile.md)."
+	echo "FPDU's payload by another 24 to 28 octets, and only distances from"
+	echo "1 to 31 are slow (see bench/profile.md)."
 	echo
 	cat "$work/copyalign.md"
 	echo
+	echo "## The wire pattern without uiwarp (bench/wirepattern.c)"
+	echo
+	echo "Two processes, Send-sized FPDUs (20-octet headers, 64690 octets of"
+	echo "payload), half round trip; the patterns take turns in blocks of ten"
+	echo "ping-pongs on one connection.  eor+fpdu is uiwarp's: one sendmsg per"
+	echo "FPDU with MSG_EOR (FPDU alignment, RFC 5044 §5.1) and one read per"
+	echo "FPDU.  one+: a single sendmsg for the whole message; +bulk: reads as"
+	echo "large as the message."
+	echo
+	cat "$work/wirepattern.md"
 	echo "Plots: [throughput](perf-bw.png), [latency](perf-lat.png)."
 } >"$work/report.md"
 

@@ -1481,23 +1481,36 @@ static void client_run(int t, size_t size, struct result *res)
 		client_bw(t, size, res, depth);
 }
 
-/* The figure a run is ranked by: throughput, or the median latency. */
-static double key_of(const struct result *r, bool tcp)
+/* A run's figure: throughput, or the median latency; uiwarp's or TCP's. */
+static double key_fig(const struct result *r, bool tcp)
 {
 	if (o.mode == M_LAT)
 		return tcp ? r->tcp_lat[2] : r->lat[2];
 	return tcp ? r->tcp_mbps : r->mbps;
 }
 
+/* uiwarp's figure over raw TCP's in one run (latency: lower is better). */
+static double vs_tcp_of(const struct result *r)
+{
+	return key_fig(r, false) / key_fig(r, true);
+}
+
+/* The figure a run is ranked by: with --tcp the ratio of its pair, else
+ * the throughput or the median latency. */
+static double key_of(const struct result *r)
+{
+	return o.tcp ? vs_tcp_of(r) : key_fig(r, false);
+}
+
 /* Index of the run with the median key among n (the lower middle of
  * an even count): an insertion sort of the run indices by key. */
-static int median_run(const struct result *runs, int n, bool tcp)
+static int median_run(const struct result *runs, int n)
 {
 	int idx[MAX_REPEAT], i, j;
 
 	for (i = 0; i < n; i++) {
-		for (j = i; j > 0 && key_of(&runs[idx[j - 1]], tcp) >
-				     key_of(&runs[i], tcp); j--)
+		for (j = i; j > 0 && key_of(&runs[idx[j - 1]]) >
+				     key_of(&runs[i]); j--)
 			idx[j] = idx[j - 1];
 		idx[j] = i;
 	}
@@ -1505,28 +1518,35 @@ static int median_run(const struct result *runs, int n, bool tcp)
 }
 
 /* One figure: o.repeat runs, raw TCP (with --tcp) just before each
- * uiwarp run; the run with the median figure of each is kept, so that
- * one disturbed second does not make the figure. */
+ * uiwarp run.  The run kept is the one with the median figure or, with
+ * --tcp, the pair with the median ratio: a pair is measured seconds
+ * apart, so a disturbed stretch of the machine (see bench/profile.md)
+ * tends to slow both of its halves, where the medians of the two series
+ * taken apart could come from different stretches. */
 static void measure(int t, struct result *res)
 {
 	struct result runs[MAX_REPEAT];
-	int k, m;
+	int k;
 
 	for (k = 0; k < o.repeat; k++) {
 		runs[k] = *res;
 		if (o.tcp)
 			client_tcp(t, res->size, &runs[k]);
 		client_run(t, res->size, &runs[k]);
+		/* the spread behind the figure kept */
+		if (o.repeat > 1 && o.tcp)
+			fprintf(stderr, "  %s %zu run %d: %.6g, raw TCP %.6g, "
+				"ratio %.6g\n", test_names[t], res->size, k + 1,
+				key_fig(&runs[k], false), key_fig(&runs[k], true),
+				vs_tcp_of(&runs[k]));
+		else if (o.repeat > 1)
+			fprintf(stderr, "  %s %zu run %d: %.6g\n",
+				test_names[t], res->size, k + 1,
+				key_fig(&runs[k], false));
 	}
-	m = median_run(runs, o.repeat, false);
-	*res = runs[m];
-	if (o.tcp) {
-		m = median_run(runs, o.repeat, true);
-		res->have_tcp = 1;
-		res->tcp_mbps = runs[m].tcp_mbps;
-		res->tcp_mops = runs[m].tcp_mops;
-		memcpy(res->tcp_lat, runs[m].tcp_lat, sizeof(res->tcp_lat));
-	}
+	*res = runs[median_run(runs, o.repeat)];
+	if (res->have_tcp)
+		res->vs_tcp = vs_tcp_of(res);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1802,10 +1822,6 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 			res->test = t;
 			res->size = is_atomic(t) ? 8 : o.sizes[i];
 			measure(t, res);
-			if (res->have_tcp)
-				res->vs_tcp = o.mode == M_LAT ?
-					res->lat[2] / res->tcp_lat[2] :
-					res->mbps / res->tcp_mbps;
 			nresults++;
 			if (o.out == 't' && isatty(2))
 				fprintf(stderr, "  %s %zu done\n",
@@ -1949,6 +1965,7 @@ static void usage(FILE *f, int rc)
 "  -n, --iters N       operations per QP instead (default for lat: 10000)\n"
 "      --repeat N      run each figure N times (1..%d, with --tcp\n"
 "                      alternating with raw TCP); report the median run\n"
+"                      (with --tcp: the pair with the median ratio)\n"
 "      --warmup N      lat: leave the first N ping-pongs out of the\n"
 "                      statistics (default 100, at most half)\n"
 "      --crc on|off    MPA CRC (default on)\n"

@@ -149,6 +149,49 @@ else
 	bad "table"; show "$tmp/table.out" "$tmp/table.err"
 fi
 
+# 4b. --repeat with raw TCP: every run reported, the pair with the median
+# ratio kept whole (its uiwarp and TCP figures and their ratio)
+if timeout 120 "$perf" --loopback -t write,send -S 8k -D 0.1 --tcp \
+	--repeat 3 --csv >"$tmp/rep.csv" 2>"$tmp/rep.err" &&
+   awk -F, '
+	FNR == NR {
+		# "  write 8192 run 2: 980.9, raw TCP 1192.5, ratio 0.82"
+		if ($0 ~ / run [0-9]+: .*, raw TCP .*, ratio /) {
+			split($0, w, " ")
+			t = w[1]; n[t]++
+			fig[t, n[t]] = w[5] + 0; tcp[t, n[t]] = w[8] + 0
+			r[t, n[t]] = w[10] + 0
+		}
+		next
+	}
+	FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{
+		t = $c["test"]; rows++
+		if (n[t] != 3) { print t ": " n[t] " runs reported"; bad = 1; next }
+		# the median of three ratios
+		m = 0
+		for (i = 1; i <= 3; i++) {
+			below = 0
+			for (j = 1; j <= 3; j++)
+				if (r[t, j] < r[t, i] || (r[t, j] == r[t, i] && j < i)) below++
+			if (below == 1) m = i
+		}
+		if (!m) { print t ": no median"; bad = 1; next }
+		d1 = $c["vs_tcp"] - r[t, m]; d2 = $c["mbps"] - fig[t, m]
+		d3 = $c["tcp_mbps"] - tcp[t, m]
+		if (d1 * d1 > 1e-6 || d2 * d2 > 0.01 * fig[t, m] || d3 * d3 > 0.01 * tcp[t, m]) {
+			print t ": kept " $c["mbps"] "/" $c["tcp_mbps"] "=" $c["vs_tcp"] \
+			      ", median pair " fig[t, m] "/" tcp[t, m] "=" r[t, m]
+			bad = 1
+		}
+	}
+	END { if (rows != 2) { print rows " rows"; bad = 1 } exit bad }' \
+	"$tmp/rep.err" "$tmp/rep.csv" >"$tmp/repcheck" 2>&1; then
+	ok "--repeat 3 --tcp: three runs reported, the median pair kept"
+else
+	bad "--repeat with raw TCP"; show "$tmp/rep.csv" "$tmp/rep.err" "$tmp/repcheck"
+fi
+
 # 5. server and client on a free port
 mkfifo "$tmp/srv.fifo"
 timeout 120 "$perf" -s -p 0 --bind 127.0.0.1 >"$tmp/srv.fifo" \
