@@ -546,6 +546,9 @@ struct uiw_cm_channel *uiw_cm_channel_create(struct uiw_device *dev)
 	rt = uiw_device_rt(dev);
 	if (!rt)
 		return uiw_error_null(EINVAL, "cm: device has no runtime");
+	/* here, on the caller's thread, rather than in the middle of a
+	 * connection on the progress thread */
+	uiw_tcp_prepare();
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return uiw_error_null(ENOMEM, "cm: out of memory");

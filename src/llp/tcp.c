@@ -24,7 +24,9 @@
  */
 #include "tcp.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -49,6 +51,7 @@
 #define TCP_DEFAULT_EMSS 536     /* RFC 879, when TCP_MAXSEG says nothing */
 #define TCP_SNDBUF_FPDUS 4       /* send buffer: room for this many FPDUs */
 #define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
+#define TCP_SNDBUF_LOCAL (256 << 10) /* at least this on a local path */
 #define TCP_STAGE        8192    /* receive read-ahead per thread */
 #define TCP_RA_SMALL     2048    /* a read this small may read ahead */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
@@ -915,26 +918,140 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
 }
 
 /*
- * An FPDU keeps its own segment only if the kernel can queue it whole:
- * with Linux's initial 16 KiB send buffer a 32 KiB FPDU is always cut.
- * Setting SO_SNDBUF turns off the kernel's send-buffer autotuning, so the
- * size set must also keep a bulk stream's pipe full: the larger of a few
- * FPDUs and TCP_SNDBUF_BULK (the kernel caps it at net.core.wmem_max).
- * The kernel only commits that memory while data is queued.  A larger
- * buffer is left alone.
+ * The send buffer.  An FPDU keeps its own segment only if the kernel can
+ * queue it whole, so the buffer must hold TCP_SNDBUF_FPDUS of them.
+ * Linux sizes it when the connection is established (twice the initial
+ * congestion window of segments, at least tcp_wmem[1]) and grows it
+ * with the window up to tcp_wmem[2] (autotuning).  Setting SO_SNDBUF
+ * ends that autotuning for good, and the kernel grants twice the value
+ * set, capped at twice net.core.wmem_max.
+ *
+ * To another host, SO_SNDBUF is set only where it loses nothing: when
+ * the buffer is too small for the FPDUs, or when the grant reaches
+ * tcp_wmem[2] anyway (with wmem_max raised to 4 MiB, bulk streams then
+ * get 8 MiB at once instead of growing to it).  On a stock system
+ * (wmem_max 212992) the grant would be 416 KiB, below the 4 MiB that
+ * autotuning reaches on long paths, and the kernel keeps its sizing.
+ *
+ * To this host (loopback) the round trip is a few microseconds and the
+ * pipe is memory: what a deep buffer holds only pushes the stream out
+ * of the caches (the receiver, reading FPDU by FPDU, lets the queue
+ * grow to whatever the buffer allows; with the 4 MiB that autotuning
+ * picks there, bulk transfers ran at half the rate they reach with
+ * 256 KiB; bench/profile.md).  So the buffer holds the FPDUs and at
+ * least TCP_SNDBUF_LOCAL.
  */
+int uiw_tcp_sndbuf_want(int cur, int emss, bool local, long wmem_max,
+			long tcp_wmem_max)
+{
+	long fpdus = (long)TCP_SNDBUF_FPDUS * (emss > 0 ? emss : 0);
+	long want, grant;
+
+	if (local)
+		want = fpdus > TCP_SNDBUF_LOCAL ? fpdus : TCP_SNDBUF_LOCAL;
+	else
+		want = fpdus > TCP_SNDBUF_BULK ? fpdus : TCP_SNDBUF_BULK;
+	if (wmem_max > 0 && want > wmem_max)
+		want = wmem_max > fpdus ? wmem_max : fpdus;
+	grant = wmem_max > 0 && want > wmem_max ? 2 * wmem_max : 2 * want;
+	if (local)
+		return (long)cur == grant ? 0 : (int)want;
+	if ((long)cur < 2 * fpdus)        /* too small for whole FPDUs */
+		return (int)want;
+	if (grant > cur && tcp_wmem_max > 0 && grant >= tcp_wmem_max)
+		return (int)want;
+	return 0;
+}
+
+/* True when the peer is this host: a loopback address, or the peer's
+ * address is our own (the kernel routes both over lo). */
+bool uiw_tcp_peer_local(int fd)
+{
+	struct sockaddr_storage a, b;
+	socklen_t al = sizeof(a), bl = sizeof(b);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &al) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&b, &bl) < 0 ||
+	    a.ss_family != b.ss_family)
+		return false;
+	if (b.ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)&a,
+					 *y = (const void *)&b;
+
+		return (ntohl(y->sin_addr.s_addr) >> 24) == 127 ||
+		       x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (b.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)&a,
+					  *y = (const void *)&b;
+
+		if (IN6_IS_ADDR_LOOPBACK(&y->sin6_addr) ||
+		    (IN6_IS_ADDR_V4MAPPED(&y->sin6_addr) &&
+		     y->sin6_addr.s6_addr[12] == 127))
+			return true;
+		return memcmp(&x->sin6_addr, &y->sin6_addr,
+			      sizeof(x->sin6_addr)) == 0;
+	}
+	return false;
+}
+
+static long sysctl_wmem_max = -1, sysctl_tcp_wmem_max = -1;
+static pthread_once_t sysctl_once = PTHREAD_ONCE_INIT;
+
+/* The last number of a /proc/sys file, or -1. */
+static long sysctl_last(const char *path)
+{
+	char buf[128], *p, *end;
+	long v = -1, x;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; *p; p = end) {
+		x = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		v = x;
+	}
+	return v;
+}
+
+static void sysctl_read(void)
+{
+	sysctl_wmem_max = sysctl_last("/proc/sys/net/core/wmem_max");
+	sysctl_tcp_wmem_max = sysctl_last("/proc/sys/net/ipv4/tcp_wmem");
+}
+
+void uiw_tcp_prepare(void)
+{
+	pthread_once(&sysctl_once, sysctl_read);
+}
+
 static void tcp_size_sndbuf(struct uiw_tcp *t, int emss)
 {
-	int want = TCP_SNDBUF_FPDUS * emss, cur = 0;
+	socklen_t len = sizeof(int);
+	int cur = 0, want;
+	bool local;
 
-	if (want < TCP_SNDBUF_BULK)
-		want = TCP_SNDBUF_BULK;
-	socklen_t len = sizeof(cur);
-
-	if (getsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &cur, &len) == 0 &&
-	    cur >= 2 * want)     /* the kernel reports twice what was set */
-		return;
-	if (setsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) < 0)
+	uiw_tcp_prepare();
+	if (getsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &cur, &len) < 0)
+		cur = 0;
+	local = uiw_tcp_peer_local(t->fd);
+	want = uiw_tcp_sndbuf_want(cur, emss, local, sysctl_wmem_max,
+				   sysctl_tcp_wmem_max);
+	UIW_DBG(2, "tcp qp %u: send buffer %d (%s peer), wmem_max %ld, "
+		"tcp_wmem max %ld: %s %d", t->qpn, cur,
+		local ? "local" : "remote", sysctl_wmem_max,
+		sysctl_tcp_wmem_max, want ? "SO_SNDBUF" : "autotuned, not",
+		want);
+	if (want &&
+	    setsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) < 0)
 		UIW_DBG(2, "tcp qp %u: SO_SNDBUF: %s", t->qpn, strerror(errno));
 }
 

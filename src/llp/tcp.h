@@ -50,6 +50,20 @@ bool uiw_tcp_done(const struct uiw_tcp *t);
  * (the QP detached with UIW_E_MPA_CLOSED) without calling closed(). */
 void uiw_tcp_free(struct uiw_tcp *t);
 
+/* The SO_SNDBUF value for a new connection, or 0 to keep the kernel's
+ * send buffer: cur is the buffer's size now (as getsockopt reports it),
+ * emss the EMSS, local true when the peer is this host, wmem_max and
+ * tcp_wmem_max the sysctls net.core.wmem_max and the last of
+ * net.ipv4.tcp_wmem (-1: unknown).  Pure; tcp.c explains the choice. */
+int uiw_tcp_sndbuf_want(int cur, int emss, bool local, long wmem_max,
+			long tcp_wmem_max);
+/* True when the peer of the connected socket fd is this host (a
+ * loopback address, or our own address). */
+bool uiw_tcp_peer_local(int fd);
+/* Any thread, any number of times: reads those sysctls once for the
+ * process (uiw_tcp_start does it too if nobody did before). */
+void uiw_tcp_prepare(void);
+
 /* Octets of large payloads (runs of 2048 or more) that passed through
  * the receive staging buffer, all connections: read ahead after small
  * FPDUs, then copied to their place.  A steady stream of large FPDUs
