@@ -131,21 +131,21 @@ static int pair(int family, const char *addr, int *srv, int *lst)
  * not. */
 static void test_peer_local(void **state)
 {
+	static const struct { int family; const char *addr; } lo[] = {
+		{ AF_INET, "127.0.0.1" }, { AF_INET6, "::1" },
+	};
 	int c, s, l, u;
+	size_t i;
 
 	(void)state;
-	c = pair(AF_INET, "127.0.0.1", &s, &l);
-	assert_true(uiw_tcp_peer_local(c));
-	assert_true(uiw_tcp_peer_local(s));
-	close(c);
-	close(s);
-	close(l);
-	c = pair(AF_INET6, "::1", &s, &l);
-	assert_true(uiw_tcp_peer_local(c));
-	assert_true(uiw_tcp_peer_local(s));
-	close(c);
-	close(s);
-	close(l);
+	for (i = 0; i < sizeof(lo) / sizeof(lo[0]); i++) {
+		c = pair(lo[i].family, lo[i].addr, &s, &l);
+		assert_true(uiw_tcp_peer_local(c));
+		assert_true(uiw_tcp_peer_local(s));
+		close(c);
+		close(s);
+		close(l);
+	}
 	u = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(u >= 0);
 	assert_false(uiw_tcp_peer_local(u));
