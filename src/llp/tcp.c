@@ -934,12 +934,12 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
  * autotuning reaches on long paths, and the kernel keeps its sizing.
  *
  * To this host (loopback) the round trip is a few microseconds and the
- * pipe is memory: what a deep buffer holds only pushes the stream out
- * of the caches (the receiver, reading FPDU by FPDU, lets the queue
- * grow to whatever the buffer allows; with the 4 MiB that autotuning
- * picks there, bulk transfers ran at half the rate they reach with
- * 256 KiB; bench/profile.md).  So the buffer holds the FPDUs and at
- * least TCP_SNDBUF_LOCAL.
+ * pipe is memory: a deep buffer only lets the queue grow beyond the
+ * caches whenever the receiver falls behind.  On an idle machine 4 MiB
+ * and 256 KiB move bulk data at the same rate; with another busy
+ * process on the same two CPUs, 256 KiB moved it 1.5 to 2 times faster
+ * (bench/profile.md).  So the buffer holds the FPDUs and at least
+ * TCP_SNDBUF_LOCAL.
  */
 int uiw_tcp_sndbuf_want(int cur, int emss, bool local, long wmem_max,
 			long tcp_wmem_max)
