@@ -19,6 +19,9 @@
  *   one+fpdu     one sendmsg for all the FPDUs (TCP then cuts segments
  *                where it likes); one readv per FPDU
  *   one+bulk     one sendmsg; bulk reads
+ *   mm+fpdu      one message per FPDU as eor+fpdu, but without MSG_EOR
+ *                (the kernel may fill segments across FPDUs): tells the
+ *                cost of a message per FPDU from that of the flag
  *
  * The framing is that of an untagged DDP segment by default: a 20-octet
  * header (ULPDU_Length and the DDP header), payload, pad, CRC.
@@ -41,9 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RAW, EOR_FPDU, EOR_BULK, ONE_FPDU, ONE_BULK, NPAT };
+enum { RAW, EOR_FPDU, EOR_BULK, ONE_FPDU, ONE_BULK, MM_FPDU, NPAT };
 static const char *const names[NPAT] = {
-	"raw", "eor+fpdu", "eor+bulk", "one+fpdu", "one+bulk",
+	"raw", "eor+fpdu", "eor+bulk", "one+fpdu", "one+bulk", "mm+fpdu",
 };
 
 #define BLOCK 10                /* ping-pongs per turn */
@@ -183,7 +186,8 @@ static void transmit(int fd, int pat, uint8_t *buf)
 		return;
 	}
 	for (done = 0; done < (size_t)m; ) {
-		int r = sendmmsg(fd, mm + done, (unsigned)(m - (int)done), MSG_EOR);
+		int r = sendmmsg(fd, mm + done, (unsigned)(m - (int)done),
+				 pat == MM_FPDU ? 0 : MSG_EOR);
 
 		if (r <= 0)
 			die("sendmmsg");

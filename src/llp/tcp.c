@@ -160,6 +160,15 @@ static void tcp_tx_push(struct uiw_tcp *t);
  * with TCP_NODELAY and MULPDU from the EMSS, each message then travels
  * in a segment of its own unless TCP itself splits one (window limits,
  * RFC 5044 §5.1).
+ *
+ * Where TCP's segment size is the EMSS itself (Ethernet MTUs: a full
+ * FPDU is exactly one segment), one message carries many segments'
+ * worth: TCP cuts a message at every MSS from its start, so FPDUs that
+ * fill their segments exactly, and small ones packed as above, still
+ * start segments, and a bulk transfer costs one message per batch
+ * instead of one per 1448 octets.  On loopback (MTU 65536) a full FPDU
+ * (at most 64776 octets, MULPDU 64768) is shorter than the segment
+ * (65483) and each still needs a message of its own.
  */
 
 #define TCP_FEND_MAX 256             /* FPDU ends kept per batch */
@@ -202,12 +211,12 @@ static bool fpdu_end_at(struct uiw_tcp *t, int n, uint64_t pos, int i,
 
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
  * count.  fend gets the stream ends of the whole FPDUs, *nf their
- * count. */
-static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total,
+ * count.  multi: TCP's MSS is t->emss, a message may span segments. */
+static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 			uint64_t *fend, unsigned *nf)
 {
 	uint64_t cur_end = t->fpdu_end;
-	size_t base = 0, ioff = 0, mlen = 0;
+	size_t base = 0, ioff = 0, mlen = 0, fill;
 	unsigned k = 0, nv = 0;
 	bool open = false;           /* message k - 1 takes more FPDUs */
 	int i = 0;
@@ -229,8 +238,10 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total,
 		 * send whole ones now, that one whole in the next batch. */
 		if (len < end - pos && k > 0)
 			break;
+		/* the octets of the message's last segment so far */
+		fill = multi ? mlen % t->emss : mlen;
 		if (open && !rest && len == end - pos &&
-		    mlen + len <= t->emss && !t->markers_tx) {
+		    fill + len <= t->emss && !t->markers_tx) {
 			h = &tls.mm[k - 1].msg_hdr;
 		} else {
 			if (k == TCP_MSG_MAX)
@@ -282,6 +293,22 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total,
 	return k;
 }
 
+/* True when a message of this batch may span TCP segments: no markers,
+ * more than a segment to send, and TCP's MSS now is the EMSS the FPDUs
+ * were cut for (it is not while the window is still small, or with
+ * another MTU than the route's). */
+static bool tx_multi(struct uiw_tcp *t, size_t total)
+{
+	socklen_t len = sizeof(int);
+	int mss = 0;
+
+	if (t->markers_tx || t->unaligned || total <= t->emss)
+		return false;
+	if (getsockopt(t->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
+		return false;
+	return (uint32_t)mss == t->emss;
+}
+
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
@@ -300,7 +327,7 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
 			total += tls.iov[j].iov_len;
-		k = tx_plan(t, n, total, fend, &nf);
+		k = tx_plan(t, n, total, tx_multi(t, total), fend, &nf);
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a

@@ -13,11 +13,17 @@
 # Needs root (or capture rights on lo) and tshark/dumpcap
 # (scripts/install-deps.sh installs them).  Missing tools fail the test.
 # The captures are kept in <build-dir>/wire-session-markers-{on,off}.pcapng.
+# Also checks FPDU alignment: at most UIW_WIRE_ALIGN_MAX % (20) of the
+# data segments may start inside an FPDU.
 set -uo pipefail
 
 build=${1:?usage: test_tshark.sh <build-dir> <source-dir>}
 tool=$build/uiwarp-wiretest
 timeout_s=${UIW_TEST_TIMEOUT_S:-60}
+# UIW_WIRE_TAG: a name part for the kept captures (test_tshark_mtu.sh);
+# UIW_WIRE_ALIGN_MAX: data segments that may start inside an FPDU, in %.
+tag=${UIW_WIRE_TAG:-}
+align_max=${UIW_WIRE_ALIGN_MAX:-20}
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -46,7 +52,7 @@ ts() {
 
 # One session, captured and decoded; $1: markers on or off.
 check_session() {
-	local markers=$1 word port probe cap rc dec tcpf nframes bad experr
+	local markers=$1 segs inside word port probe cap rc dec tcpf nframes bad experr
 	local hint undecoded lost fpdus crcs nmarkers notlast reqs reps good
 	local names sent multi o want got drops
 
@@ -112,8 +118,8 @@ check_session() {
 		echo "the capture dropped $drops packets: session discarded"
 		return 75
 	fi
-	cp "$cap" "$build/wire-session-markers-$markers.pcapng" 2>/dev/null &&
-		echo "capture kept in $build/wire-session-markers-$markers.pcapng"
+	cp "$cap" "$build/wire-session$tag-markers-$markers.pcapng" 2>/dev/null &&
+		echo "capture kept in $build/wire-session$tag-markers-$markers.pcapng"
 
 	# 4. Decode.  MPA is found by its heuristic (the capture holds the MPA
 	#    Request and Reply), tried before the dissectors registered for port
@@ -161,6 +167,18 @@ check_session() {
 		sort -u >"$work/mpaframes"
 	lost=$(comm -23 "$work/rin" "$work/mpaframes" | head -20 | tr '\n' ' ')
 	[ -z "$lost" ] || fail "reassembled PDUs that did not decode as MPA, in frames: $lost$hint"
+
+	# FPDU alignment (RFC 5044 §5.1): a segment that does not start an
+	# FPDU is every segment of a reassembled PDU but its first.  TCP may
+	# cut FPDUs while its windows are small or the send buffer is full,
+	# so a few are allowed; a sender that packs FPDUs across segment
+	# boundaries would show in most segments.
+	segs=$(ts "${dec[@]}" -Y "$tcpf && tcp.len > 0" | wc -l)
+	inside=$(ts "${dec[@]}" -Y "$tcpf && tcp.segments" -T fields -e tcp.segment |
+		awk -F, '{ n += NF - 1 } END { print n + 0 }')
+	echo "data segments $segs, starting inside an FPDU $inside (at most $align_max %)"
+	[ $((inside * 100)) -le $((segs * align_max)) ] ||
+		fail "$inside of $segs data segments start inside an FPDU: FPDU alignment lost"
 
 	# Per frame: FPDUs, DDP headers, RDMAP headers, CRC checks, opcodes,
 	# Last flags, markers, DDP and RDMAP versions.
