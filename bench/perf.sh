@@ -18,7 +18,8 @@
 #   BUILD=<dir>    build directory (default: build)
 #   SECS=<s>       seconds per bandwidth / rate measurement (default 1)
 #   REPEAT=<n>     runs per figure, the median kept (default 3; uiwarp-perf
-#                  --repeat, and as many fi_pingpong runs per size)
+#                  --repeat; for the libfabric comparison, as many turns of
+#                  uiwarp CRC off, CRC on and fi_pingpong per size)
 #   ITERS=<n>      ping-pong iterations per size (default 2000)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
@@ -67,8 +68,16 @@ run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.c
 
 # Send/Receive ping-pong with server and client in two processes, as
 # fi_pingpong runs (one spinning thread each; --loopback puts both ends and
-# their progress threads in one process): the libfabric comparison uses
-# these figures.
+# their progress threads in one process), against libfabric's tcp
+# provider: fi_pingpong server and client on 127.0.0.1.  Per size, the
+# three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong), $repeat
+# times, with the same number of ping-pongs, so that a slow stretch of
+# the machine falls on all of them alike; each keeps its median run.  CRC
+# off is the like-for-like setting (libfabric's tcp provider adds no
+# digest of its own); CRC on is reported next to it.  fi_pingpong's
+# "usec/xfer" is the time of one transfer, half a round trip, the mean
+# over the run; its "bytes" column reads "1k", "2m" ..., so the row is
+# the first one after the header.  uiwarp's figure is its mean too.
 wait_listen() {
 	for _ in $(seq 100); do
 		ss -ltnH "sport = :$1" 2>/dev/null | grep -q . && return 0
@@ -76,26 +85,54 @@ wait_listen() {
 	done
 	return 1
 }
-srv_port=$((fi_port - 1))
-# CRC off is the like-for-like setting (libfabric's tcp provider adds no
-# digest of its own); CRC on is reported next to it.
-for crc in off on; do
-	"$perf" -s -p "$srv_port" >"$work/perf-srv.out" 2>&1 &
+# One uiwarp run: size, iterations, crc; appends its CSV row to $4.
+uiw_pingpong() {
+	local port=$((fi_port - 1))
+
+	"$perf" -s -p "$port" >"$work/perf-srv.out" 2>&1 &
 	fipid=$!
-	wait_listen "$srv_port" || { cat "$work/perf-srv.out" >&2; exit 1; }
-	run -c 127.0.0.1 -p "$srv_port" --lat -t send --sweep "$lat_sweep" \
-		-n "$iters" --poll --crc "$crc" --csv >"$work/lat2-$crc.csv"
+	wait_listen "$port" || { cat "$work/perf-srv.out" >&2; exit 1; }
+	echo "+ uiwarp-perf -c 127.0.0.1 --lat -t send -S $1 -n $2 --poll --crc $3" >&2
+	"$perf" -c 127.0.0.1 -p "$port" --lat -t send -S "$1" -n "$2" --poll \
+		--crc "$3" --csv >"$work/one.csv"
 	wait "$fipid" 2>/dev/null || true
 	fipid=
-done
-
-# libfabric's tcp provider: fi_pingpong server and client on 127.0.0.1,
-# one pair per size.  Its "usec/xfer" is the time of one transfer, half
-# a round trip; it is the mean over the run.  Its "bytes" column reads
-# "1k", "2m" ..., so the row is the first one after the header.
-: >"$work/fi.dat"
-lo=${lat_sweep%%:*}
-hi=${lat_sweep##*:}
+	head -1 "$work/one.csv" >"$work/lat2-header"
+	tail -n +2 "$work/one.csv" >>"$4"
+}
+# One fi_pingpong run: size, iterations, port; appends usec/xfer to $4.
+fi_run() {
+	echo "+ fi_pingpong -p tcp -e msg -I $2 -S $1" >&2
+	fi_pingpong -p tcp -e msg -B "$3" -I "$2" -S "$1" \
+		>"$work/fi-srv.out" 2>&1 &
+	fipid=$!
+	wait_listen "$3" || true
+	if timeout 300 fi_pingpong -p tcp -e msg -P "$3" -I "$2" -S "$1" \
+		127.0.0.1 >"$work/fi-cli.out" 2>&1; then
+		awk '
+			/usec\/xfer/ { for (i = 1; i <= NF; i++) if ($i == "usec/xfer") c = i; next }
+			c && NF >= c { print $c; exit }' \
+			"$work/fi-cli.out" >>"$4"
+	else
+		echo "fi_pingpong failed at $1 octets:" >&2
+		cat "$work/fi-cli.out" >&2
+	fi
+	wait "$fipid" 2>/dev/null || true
+	fipid=
+}
+# The median (the lower middle of an even count) of column $2 of file $1
+# (CSV when $2 > 1), printed whole.
+median_row() {
+	awk -F, -v c="$2" '{ row[NR] = $0; key[NR] = $c }
+		END {
+			for (i = 2; i <= NR; i++)
+				for (j = i; j > 1 && key[j] + 0 < key[j - 1] + 0; j--) {
+					t = key[j]; key[j] = key[j - 1]; key[j - 1] = t
+					t = row[j]; row[j] = row[j - 1]; row[j - 1] = t
+				}
+			if (NR) print row[int((NR + 1) / 2)]
+		}' "$1"
+}
 to_octets() {
 	case $1 in
 	*k | *K) echo $((${1%?} * 1024)) ;;
@@ -103,39 +140,33 @@ to_octets() {
 	*) echo "$1" ;;
 	esac
 }
-size=$(to_octets "$lo")
-hi=$(to_octets "$hi")
+: >"$work/fi.dat"
+: >"$work/lat2-off.rows"
+: >"$work/lat2-on.rows"
+size=$(to_octets "${lat_sweep%%:*}")
+hi=$(to_octets "${lat_sweep##*:}")
 port=$fi_port
 while [ "$size" -le "$hi" ]; do
 	n=$iters
 	[ "$size" -gt 65536 ] && n=$(((iters + 3) / 4))
 	: >"$work/fi-runs"
+	: >"$work/uiw-off"
+	: >"$work/uiw-on"
 	for _ in $(seq "$repeat"); do
-		echo "+ fi_pingpong -p tcp -e msg -I $n -S $size" >&2
-		fi_pingpong -p tcp -e msg -B "$port" -I "$n" -S "$size" \
-			>"$work/fi-srv.out" 2>&1 &
-		fipid=$!
-		wait_listen "$port" || true
-		if timeout 300 fi_pingpong -p tcp -e msg -P "$port" -I "$n" -S "$size" \
-			127.0.0.1 >"$work/fi-cli.out" 2>&1; then
-			awk '
-				/usec\/xfer/ { for (i = 1; i <= NF; i++) if ($i == "usec/xfer") c = i; next }
-				c && NF >= c { print $c; exit }' \
-				"$work/fi-cli.out" >>"$work/fi-runs"
-		else
-			echo "fi_pingpong failed at $size octets:" >&2
-			cat "$work/fi-cli.out" >&2
-		fi
-		wait "$fipid" 2>/dev/null || true
-		fipid=
+		uiw_pingpong "$size" "$n" off "$work/uiw-off"
+		uiw_pingpong "$size" "$n" on "$work/uiw-on"
+		fi_run "$size" "$n" "$port" "$work/fi-runs"
 		port=$((port + 1))
 	done
-	# the median run (the lower middle of an even count)
-	if [ -s "$work/fi-runs" ]; then
-		echo "$size $(sort -g "$work/fi-runs" |
-			awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" >>"$work/fi.dat"
-	fi
+	# column 14: lat_avg_us
+	median_row "$work/uiw-off" 14 >>"$work/lat2-off.rows"
+	median_row "$work/uiw-on" 14 >>"$work/lat2-on.rows"
+	[ -s "$work/fi-runs" ] &&
+		echo "$size $(median_row "$work/fi-runs" 1)" >>"$work/fi.dat"
 	size=$((size * 2))
+done
+for crc in off on; do
+	cat "$work/lat2-header" "$work/lat2-$crc.rows" >"$work/lat2-$crc.csv"
 done
 
 # The CPU's copy rate against (dst - src) mod 4096: what MPA's headers
@@ -184,7 +215,10 @@ human() {
 		"ping-pongs per size after 100 of warm-up (--poll), rate ${secs} s" \
 		"(8 B, depth 64, --poll)"
 	echo "- every figure is the median of $repeat runs (uiwarp-perf --repeat $repeat;" \
-		"raw TCP runs just before each uiwarp run; fi_pingpong $repeat runs per size)"
+		"raw TCP runs just before each uiwarp run; against libfabric, per size" \
+		"$repeat turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
+		"two processes each, with the same number of ping-pongs: $iters up to" \
+		"64 KiB, $(((iters + 3) / 4)) above)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
@@ -218,7 +252,7 @@ human() {
 	echo "One process (--loopback, CRC on) against raw TCP; for libfabric,"
 	echo "uiwarp's server and client run as two processes, as fi_pingpong's"
 	echo "do (means), with CRC off (libfabric's tcp provider has no digest"
-	echo "either) and with CRC on."
+	echo "either) and with CRC on, taking turns with fi_pingpong size by size."
 	echo
 	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | 2 processes, CRC off | CRC on | libfabric mean | vs libfabric, CRC off | CRC on |"
 	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|---------------------:|-------:|---------------:|----------------------:|-------:|"
@@ -298,7 +332,8 @@ human() {
 	echo "ping-pongs on one connection.  eor+fpdu is uiwarp's: one sendmsg per"
 	echo "FPDU with MSG_EOR (FPDU alignment, RFC 5044 §5.1) and one read per"
 	echo "FPDU.  one+: a single sendmsg for the whole message; +bulk: reads as"
-	echo "large as the message."
+	echo "large as the message; mm+fpdu: a message per FPDU without MSG_EOR"
+	echo "(the cost of the messages apart from the flag's)."
 	echo
 	cat "$work/wirepattern.md"
 	echo "Plots: [throughput](perf-bw.png), [latency](perf-lat.png)."
