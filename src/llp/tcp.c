@@ -99,6 +99,7 @@ struct uiw_tcp {
 	uint32_t qpn;
 	uint32_t emss;               /* FPDUs packed into one message up to
 					this many octets */
+	bool fpdu_fills;             /* a full FPDU is exactly emss octets */
 	uiw_tcp_closed_fn closed_fn;
 	void *closed_arg;
 
@@ -294,15 +295,16 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 }
 
 /* True when a message of this batch may span TCP segments: no markers,
- * more than a segment to send, and TCP's MSS now is the EMSS the FPDUs
- * were cut for (it is not while the window is still small, or with
- * another MTU than the route's). */
+ * full FPDUs as long as the EMSS (not on loopback, where they are
+ * shorter), more than a segment to send, and TCP's MSS now is that EMSS
+ * (it is not while the window is still small, or with another MTU than
+ * the route's). */
 static bool tx_multi(struct uiw_tcp *t, size_t total)
 {
 	socklen_t len = sizeof(int);
 	int mss = 0;
 
-	if (t->markers_tx || t->unaligned || total <= t->emss)
+	if (!t->fpdu_fills || t->unaligned || total <= t->emss)
 		return false;
 	if (getsockopt(t->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
 		return false;
@@ -1119,6 +1121,17 @@ static int tcp_emss(int fd, bool markers)
 	return mtu - ovh > emss ? mtu - ovh : emss;
 }
 
+/* Octets of an FPDU that carries a ULPDU of MULPDU octets (the engine
+ * never posts more than UIW_MPA_ULPDU_MAX), without markers:
+ * ULPDU_Length, ULPDU, pad, CRC (RFC 5044 §4.1). */
+static uint32_t tcp_full_fpdu(uint32_t mulpdu)
+{
+	uint32_t u = mulpdu < UIW_MPA_ULPDU_MAX ? mulpdu : UIW_MPA_ULPDU_MAX;
+	uint32_t n = UIW_MPA_LEN_FIELD + u;
+
+	return n + (4 - n % 4) % 4 + UIW_MPA_CRC_LEN;
+}
+
 int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		  const struct uiw_tcp_params *p, uiw_tcp_closed_fn closed,
 		  void *arg, struct uiw_tcp **out)
@@ -1162,6 +1175,8 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	emss = tcp_emss(fd, p->markers_tx);
 	lp.mulpdu = uiw_mpa_mulpdu((uint32_t)emss, p->markers_tx);
 	t->emss = (uint32_t)emss;
+	t->fpdu_fills = !p->markers_tx &&
+			tcp_full_fpdu(lp.mulpdu) == (uint32_t)emss;
 	tcp_size_sndbuf(t, emss);
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
@@ -1176,10 +1191,11 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		goto fail;
 	}
 	UIW_DBG(1, "tcp qp %u: full operation, emss %d mulpdu %u crc %d "
-		"markers tx %d rx %d ird %u ord %u%s%s", t->qpn, emss,
+		"markers tx %d rx %d ird %u ord %u%s%s%s", t->qpn, emss,
 		lp.mulpdu, lp.crc, lp.markers_tx, lp.markers_rx, lp.ird,
 		lp.ord, lp.hold_tx ? " (responder)" : "",
-		lp.rtr_send || lp.rtr_recv ? " peer-to-peer" : "");
+		lp.rtr_send || lp.rtr_recv ? " peer-to-peer" : "",
+		t->fpdu_fills ? ", full FPDUs fill segments" : "");
 	*out = t;
 	/* Octets may already be waiting (the initiator's first FPDU); the
 	 * level-triggered watch reports them on the next round. */

@@ -34,9 +34,7 @@
  * read into their place. */
 #define UIW_RX_SPEC         12
 #define UIW_PIECES_MAX      UIW_MPA_MAX_PIECES(65535u)
-/* RFC 5044 §3: "The sending DDP MUST NOT post a ULPDU larger than 64768
- * octets to MPA." */
-#define UIW_MULPDU_MAX      64768u
+#define UIW_MULPDU_MAX      UIW_MPA_ULPDU_MAX
 /* Header octets a frame keeps: ULPDU_Length, DDP header and the RDMAP
  * header of a Read Request or the Terminate payload. */
 #define UIW_FRAME_HDR_MAX   (UIW_MPA_LEN_FIELD + UIW_DDP_MAX_HDR_LEN + \

@@ -166,6 +166,9 @@ uiw_err_t uiw_mpa_fpdu_decode(const uint8_t *buf, size_t len, uint64_t pos,
  * must not shrink MULPDU below 128), which is more than the largest
  * DDP/RDMAP header (18 + 28) plus 4 octets. */
 #define UIW_MPA_MULPDU_MIN 128u
+/* RFC 5044 §3: "The sending DDP MUST NOT post a ULPDU larger than 64768
+ * octets to MPA." */
+#define UIW_MPA_ULPDU_MAX 64768u
 uint32_t uiw_mpa_mulpdu(uint32_t emss, bool markers);
 
 #endif
