@@ -184,6 +184,34 @@ static void lay_field(struct layout *l, uint8_t kind, uint32_t len)
 	}
 }
 
+/* Without markers an FPDU is its four fields in a row: what lay_field
+ * gives then, without its per-octet-run loop (every FPDU is laid out
+ * several times on its way, so this is on the fast path). */
+static unsigned layout_plain(uint32_t ulpdu_len, struct uiw_mpa_piece *out,
+			     unsigned max, uint32_t *fpdu_len)
+{
+	const uint32_t pad = uiw_mpa_pad_len(ulpdu_len);
+	const struct uiw_mpa_piece f[4] = {
+		{ .kind = UIW_MPA_P_LEN, .len = UIW_MPA_LEN_FIELD },
+		{ .kind = UIW_MPA_P_ULPDU, .len = ulpdu_len },
+		{ .kind = UIW_MPA_P_PAD, .len = pad },
+		{ .kind = UIW_MPA_P_CRC, .len = UIW_MPA_CRC_LEN },
+	};
+	unsigned i, n = 0;
+
+	if (!out)
+		return 0;
+	for (i = 0; i < 4; i++) {
+		if (f[i].len == 0)          /* no piece of length 0 */
+			continue;
+		if (n >= max)
+			return 0;
+		out[n++] = f[i];
+	}
+	*fpdu_len = UIW_MPA_LEN_FIELD + ulpdu_len + pad + UIW_MPA_CRC_LEN;
+	return n;
+}
+
 unsigned uiw_mpa_layout(uint64_t pos, uint32_t ulpdu_len, bool markers,
 			struct uiw_mpa_piece *out, unsigned max,
 			uint32_t *fpdu_len)
@@ -199,6 +227,8 @@ unsigned uiw_mpa_layout(uint64_t pos, uint32_t ulpdu_len, bool markers,
 	 * the length, pad or CRC fields). */
 	if (ulpdu_len > 0xffff || (markers && (pos & 3)))
 		return 0;
+	if (!markers)
+		return layout_plain(ulpdu_len, out, max, fpdu_len);
 	l.hdr = pos;
 	if (markers && pos % UIW_MPA_MARKER_INTERVAL == 0)
 		l.hdr += UIW_MPA_MARKER_LEN;
