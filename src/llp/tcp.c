@@ -52,7 +52,7 @@
 #define TCP_SNDBUF_FPDUS 4       /* send buffer: room for this many FPDUs */
 #define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
 #define TCP_SNDBUF_LOCAL (256 << 10) /* at least this on a local path */
-#define TCP_STAGE        8192    /* receive read-ahead per thread */
+#define TCP_STAGE        65536   /* receive read-ahead per thread */
 #define TCP_RA_SMALL     2048    /* a read this small may read ahead */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
 #define TCP_RX_TAIL      64      /* staged beyond each read: the rest
@@ -68,12 +68,15 @@ enum rx_mode {
 enum tx_result { TX_IDLE, TX_BLOCKED, TX_MORE, TX_BUSY, TX_ERROR, TX_CLOSED };
 
 /*
- * Scratch for one transmit or receive turn.  It lives in thread-local
- * storage, not in each connection: a turn never spans two calls (the
+ * Scratch for one transmit or receive turn.  Each thread that moves
+ * octets has one, not each connection: a turn never spans two calls (the
  * engine's iovecs are accounted for by tx_done / rx_done before the
  * turn ends, and staged octets are all handed to the engine), so a
  * thread needs only one, however many connections it serves.  That
- * keeps an idle connection small (see test_manyqp).
+ * keeps an idle connection small (see test_manyqp).  It is allocated on
+ * the thread's first turn and freed when the thread exits: threads that
+ * never move octets (most of an application's) pay nothing, as they
+ * would for thread-local storage of this size.
  */
 struct tcp_scratch {
 	struct iovec iov[TCP_IOV_MAX];
@@ -86,9 +89,42 @@ struct tcp_scratch {
 	 * the octets after them are read ahead into. */
 	struct iovec riov[TCP_IOV_MAX + 1];
 	uint8_t stage[TCP_STAGE];
-	char discard[4096];
 };
-static __thread struct tcp_scratch tls;
+static __thread struct tcp_scratch *tls_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_key_ok;
+
+static void scratch_key_make(void)
+{
+	scratch_key_ok = pthread_key_create(&scratch_key, free) == 0;
+}
+
+/* This thread's scratch, or NULL (errno ENOMEM) when it cannot be had. */
+static struct tcp_scratch *scratch(void)
+{
+	struct tcp_scratch *s = tls_scratch;
+
+	if (s)
+		return s;
+	pthread_once(&scratch_once, scratch_key_make);
+	if (!scratch_key_ok) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s = malloc(sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pthread_setspecific(scratch_key, s) != 0) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	tls_scratch = s;
+	return s;
+}
 
 _Atomic uint64_t uiw_tcp_staged_bulk;
 
@@ -189,8 +225,8 @@ static int batch_byte(const struct iovec *iov, int n, int i, size_t ioff,
 
 /* Stream end of the FPDU that starts at pos (iovec i, offset ioff);
  * false when its ULPDU_Length is not in the batch. */
-static bool fpdu_end_at(struct uiw_tcp *t, int n, uint64_t pos, int i,
-			size_t ioff, uint64_t *end)
+static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
+			uint64_t pos, int i, size_t ioff, uint64_t *end)
 {
 	size_t skip = 0;
 	uint32_t flen;
@@ -199,12 +235,12 @@ static bool fpdu_end_at(struct uiw_tcp *t, int n, uint64_t pos, int i,
 	/* RFC 5044 §4.3: a marker on a 512-octet boundary comes first. */
 	if (t->markers_tx && pos % UIW_MPA_MARKER_INTERVAL == 0)
 		skip = UIW_MPA_MARKER_LEN;
-	hi = batch_byte(tls.iov, n, i, ioff, skip);
-	lo = batch_byte(tls.iov, n, i, ioff, skip + 1);
+	hi = batch_byte(tls->iov, n, i, ioff, skip);
+	lo = batch_byte(tls->iov, n, i, ioff, skip + 1);
 	if (hi < 0 || lo < 0)
 		return false;
 	if (!uiw_mpa_layout(pos, (uint32_t)(hi << 8 | lo), t->markers_tx,
-			    tls.pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
+			    tls->pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
 		return false;
 	*end = pos + flen;
 	return true;
@@ -213,8 +249,9 @@ static bool fpdu_end_at(struct uiw_tcp *t, int n, uint64_t pos, int i,
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
  * count.  fend gets the stream ends of the whole FPDUs, *nf their
  * count.  multi: TCP's MSS is t->emss, a message may span segments. */
-static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
-			uint64_t *fend, unsigned *nf)
+static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
+			size_t total, bool multi, uint64_t *fend,
+			unsigned *nf)
 {
 	uint64_t cur_end = t->fpdu_end;
 	size_t base = 0, ioff = 0, mlen = 0, fill;
@@ -231,7 +268,7 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 
 		if (rest)
 			end = cur_end;
-		else if (!fpdu_end_at(t, n, pos, i, ioff, &end))
+		else if (!fpdu_end_at(t, tls, n, pos, i, ioff, &end))
 			break;
 		len = end - pos < total - base ? (size_t)(end - pos) :
 						 total - base;
@@ -243,29 +280,29 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 		fill = multi ? mlen % t->emss : mlen;
 		if (open && !rest && len == end - pos &&
 		    fill + len <= t->emss && !t->markers_tx) {
-			h = &tls.mm[k - 1].msg_hdr;
+			h = &tls->mm[k - 1].msg_hdr;
 		} else {
 			if (k == TCP_MSG_MAX)
 				break;
-			h = &tls.mm[k].msg_hdr;
+			h = &tls->mm[k].msg_hdr;
 			memset(h, 0, sizeof(*h));
-			h->msg_iov = &tls.mv[nv];
+			h->msg_iov = &tls->mv[nv];
 			k++;
 			mlen = 0;
 		}
 		for (left = len; left > 0; ) {
-			size_t take = tls.iov[i].iov_len - ioff;
+			size_t take = tls->iov[i].iov_len - ioff;
 
 			if (take > left)
 				take = left;
-			tls.mv[nv].iov_base =
-				(uint8_t *)tls.iov[i].iov_base + ioff;
-			tls.mv[nv].iov_len = take;
+			tls->mv[nv].iov_base =
+				(uint8_t *)tls->iov[i].iov_base + ioff;
+			tls->mv[nv].iov_len = take;
 			nv++;
 			h->msg_iovlen++;
 			ioff += take;
 			left -= take;
-			if (ioff == tls.iov[i].iov_len) {
+			if (ioff == tls->iov[i].iov_len) {
 				i++;
 				ioff = 0;
 			}
@@ -274,8 +311,8 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 		open = pos + len == end;
 		if (open)
 			fend[(*nf)++] = end;
-		tls.mm_end[k - 1] = end;
-		tls.mm_stop[k - 1] = pos + len;
+		tls->mm_end[k - 1] = end;
+		tls->mm_stop[k - 1] = pos + len;
 		cur_end = end;
 		base += len;
 	}
@@ -285,10 +322,10 @@ static unsigned tx_plan(struct uiw_tcp *t, int n, size_t total, bool multi,
 		if (!t->unaligned)
 			UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
 		t->unaligned = true;
-		memset(&tls.mm[0].msg_hdr, 0, sizeof(tls.mm[0].msg_hdr));
-		tls.mm[0].msg_hdr.msg_iov = tls.iov;
-		tls.mm[0].msg_hdr.msg_iovlen = (size_t)n;
-		tls.mm_end[0] = tls.mm_stop[0] = t->tx_pos + total;
+		memset(&tls->mm[0].msg_hdr, 0, sizeof(tls->mm[0].msg_hdr));
+		tls->mm[0].msg_hdr.msg_iov = tls->iov;
+		tls->mm[0].msg_hdr.msg_iovlen = (size_t)n;
+		tls->mm_end[0] = tls->mm_stop[0] = t->tx_pos + total;
 		k = 1;
 	}
 	return k;
@@ -314,13 +351,19 @@ static bool tx_multi(struct uiw_tcp *t, size_t total)
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
+	struct tcp_scratch *tls;
 	uint64_t fend[TCP_FEND_MAX];
 	int round;
 
 	if (t->fd_closed)
 		return TX_CLOSED;
+	tls = scratch();
+	if (!tls) {
+		atomic_store(&t->tx_error, ENOMEM);
+		return TX_ERROR;
+	}
 	for (round = 0; round < TCP_TX_BUDGET; round++) {
-		int j, r, n = uiw_qp_tx_iov(t->qp, tls.iov, TCP_IOV_MAX);
+		int j, r, n = uiw_qp_tx_iov(t->qp, tls->iov, TCP_IOV_MAX);
 		size_t total = 0, sent = 0, planned = 0;
 		unsigned k, nf;
 		int fl;
@@ -328,8 +371,8 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		if (n <= 0)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
-			total += tls.iov[j].iov_len;
-		k = tx_plan(t, n, total, tx_multi(t, total), fend, &nf);
+			total += tls->iov[j].iov_len;
+		k = tx_plan(t, tls, n, total, tx_multi(t, total), fend, &nf);
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a
@@ -337,13 +380,13 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		 * ever the batch's single message, see tx_plan). */
 		fl = MSG_DONTWAIT | MSG_NOSIGNAL | (t->unaligned ? 0 : MSG_EOR);
 		if (k == 1) {
-			ssize_t w = sendmsg(t->fd, &tls.mm[0].msg_hdr, fl);
+			ssize_t w = sendmsg(t->fd, &tls->mm[0].msg_hdr, fl);
 
 			r = w < 0 ? -1 : 1;
 			if (w >= 0)
-				tls.mm[0].msg_len = (unsigned)w;
+				tls->mm[0].msg_len = (unsigned)w;
 		} else {
-			r = sendmmsg(t->fd, tls.mm, k, fl);
+			r = sendmmsg(t->fd, tls->mm, k, fl);
 		}
 		if (r < 0) {
 			if (errno == EINTR)
@@ -354,12 +397,12 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_ERROR;
 		}
 		for (j = 0; j < r; j++)
-			sent += tls.mm[j].msg_len;
-		planned = (size_t)(tls.mm_stop[k - 1] - t->tx_pos);
+			sent += tls->mm[j].msg_len;
+		planned = (size_t)(tls->mm_stop[k - 1] - t->tx_pos);
 		uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
 		/* The FPDU the stream now stands in (for MSG_EOR). */
-		t->fpdu_end = tls.mm_end[k - 1];
+		t->fpdu_end = tls->mm_end[k - 1];
 		for (j = 0; j < (int)nf; j++) {
 			if (fend[j] >= t->tx_pos) {
 				t->fpdu_end = fend[j];
@@ -514,10 +557,11 @@ enum rx_res {
 };
 
 /* Hands staged octets to the engine; returns false when it stopped. */
-static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
+static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *tls,
+		       size_t *off, size_t len)
 {
 	while (*off < len) {
-		struct iovec *iov = tls.riov;
+		struct iovec *iov = tls->riov;
 		size_t got = 0;
 		int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
 
@@ -527,7 +571,7 @@ static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
 			size_t c = iov[k].iov_len < len - *off ?
 				   iov[k].iov_len : len - *off;
 
-			memcpy(iov[k].iov_base, tls.stage + *off, c);
+			memcpy(iov[k].iov_base, tls->stage + *off, c);
 			*off += c;
 			got += c;
 			/* Bulk payload copied a second time: the stream has
@@ -555,13 +599,13 @@ static bool rx_unstage(struct uiw_tcp *t, size_t *off, size_t len)
  * extra copy is of headers and small payloads; a large payload found in
  * the staging buffer turns read-ahead off (rx_unstage).
  */
-static enum rx_res rx_staged(struct uiw_tcp *t)
+static enum rx_res rx_staged(struct uiw_tcp *t, struct tcp_scratch *tls)
 {
 	size_t off = 0;
 	ssize_t r;
 
 	do
-		r = recv(t->fd, tls.stage, TCP_STAGE, MSG_DONTWAIT);
+		r = recv(t->fd, tls->stage, TCP_STAGE, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? RX_AGAIN
@@ -569,7 +613,7 @@ static enum rx_res rx_staged(struct uiw_tcp *t)
 	if (r == 0)
 		return RX_GOT_EOF;
 	t->rx_octets += (uint64_t)r;
-	if (!rx_unstage(t, &off, (size_t)r))
+	if (!rx_unstage(t, tls, &off, (size_t)r))
 		return RX_STOPPED;
 	/* Less than the buffer holds: the socket is empty now. */
 	return (size_t)r < TCP_STAGE ? RX_AGAIN : RX_MORE;
@@ -579,16 +623,19 @@ static enum rx_res rx_staged(struct uiw_tcp *t)
  * caller holds rx_lock and the engine is reading. */
 static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 {
+	struct tcp_scratch *tls = scratch();
 	int i;
 
+	if (!tls)
+		return RX_FAILED;          /* errno ENOMEM */
 	for (i = 0; i < budget; i++) {
-		struct iovec *iov = tls.riov;
+		struct iovec *iov = tls->riov;
 		size_t total = 0, tail;
 		ssize_t r;
 		int k, n;
 
 		if (t->ra) {
-			enum rx_res res = rx_staged(t);
+			enum rx_res res = rx_staged(t, tls);
 
 			if (res != RX_MORE)
 				return res;
@@ -608,7 +655,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		 * part common to all DDP headers and then the rest).  Too
 		 * short to stage payload in bulk. */
 		tail = TCP_RX_TAIL;
-		iov[n].iov_base = tls.stage;
+		iov[n].iov_base = tls->stage;
 		iov[n].iov_len = tail;
 		r = readv(t->fd, iov, n + 1);
 		if (r < 0) {
@@ -634,7 +681,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 
 			if (uiw_qp_rx_done(t->qp, total) < 0)
 				return RX_STOPPED;
-			if (!rx_unstage(t, &off, (size_t)r - total))
+			if (!rx_unstage(t, tls, &off, (size_t)r - total))
 				return RX_STOPPED;
 		}
 		/* Read-ahead pays off when small FPDUs follow each other
@@ -660,6 +707,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 /* Progress thread. */
 static void tcp_rx(struct uiw_tcp *t)
 {
+	char discard[4096];
 	int i;
 
 	if (t->rx == RX_ENGINE) {
@@ -686,7 +734,7 @@ static void tcp_rx(struct uiw_tcp *t)
 		}
 	}
 	for (i = 0; i < TCP_RX_BUDGET && t->rx == RX_DISCARD; i++) {
-		ssize_t r = read(t->fd, tls.discard, sizeof(tls.discard));
+		ssize_t r = read(t->fd, discard, sizeof(discard));
 
 		if (r > 0)
 			continue;
