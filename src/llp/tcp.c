@@ -225,7 +225,7 @@ static int batch_byte(const struct iovec *iov, int n, int i, size_t ioff,
 
 /* Stream end of the FPDU that starts at pos (iovec i, offset ioff);
  * false when its ULPDU_Length is not in the batch. */
-static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
+static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 			uint64_t pos, int i, size_t ioff, uint64_t *end)
 {
 	size_t skip = 0;
@@ -235,12 +235,12 @@ static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 	/* RFC 5044 §4.3: a marker on a 512-octet boundary comes first. */
 	if (t->markers_tx && pos % UIW_MPA_MARKER_INTERVAL == 0)
 		skip = UIW_MPA_MARKER_LEN;
-	hi = batch_byte(tls->iov, n, i, ioff, skip);
-	lo = batch_byte(tls->iov, n, i, ioff, skip + 1);
+	hi = batch_byte(sc->iov, n, i, ioff, skip);
+	lo = batch_byte(sc->iov, n, i, ioff, skip + 1);
 	if (hi < 0 || lo < 0)
 		return false;
 	if (!uiw_mpa_layout(pos, (uint32_t)(hi << 8 | lo), t->markers_tx,
-			    tls->pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
+			    sc->pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
 		return false;
 	*end = pos + flen;
 	return true;
@@ -249,7 +249,7 @@ static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
  * count.  fend gets the stream ends of the whole FPDUs, *nf their
  * count.  multi: TCP's MSS is t->emss, a message may span segments. */
-static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
+static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 			size_t total, bool multi, uint64_t *fend,
 			unsigned *nf)
 {
@@ -268,7 +268,7 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 
 		if (rest)
 			end = cur_end;
-		else if (!fpdu_end_at(t, tls, n, pos, i, ioff, &end))
+		else if (!fpdu_end_at(t, sc, n, pos, i, ioff, &end))
 			break;
 		len = end - pos < total - base ? (size_t)(end - pos) :
 						 total - base;
@@ -280,29 +280,29 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 		fill = multi ? mlen % t->emss : mlen;
 		if (open && !rest && len == end - pos &&
 		    fill + len <= t->emss && !t->markers_tx) {
-			h = &tls->mm[k - 1].msg_hdr;
+			h = &sc->mm[k - 1].msg_hdr;
 		} else {
 			if (k == TCP_MSG_MAX)
 				break;
-			h = &tls->mm[k].msg_hdr;
+			h = &sc->mm[k].msg_hdr;
 			memset(h, 0, sizeof(*h));
-			h->msg_iov = &tls->mv[nv];
+			h->msg_iov = &sc->mv[nv];
 			k++;
 			mlen = 0;
 		}
 		for (left = len; left > 0; ) {
-			size_t take = tls->iov[i].iov_len - ioff;
+			size_t take = sc->iov[i].iov_len - ioff;
 
 			if (take > left)
 				take = left;
-			tls->mv[nv].iov_base =
-				(uint8_t *)tls->iov[i].iov_base + ioff;
-			tls->mv[nv].iov_len = take;
+			sc->mv[nv].iov_base =
+				(uint8_t *)sc->iov[i].iov_base + ioff;
+			sc->mv[nv].iov_len = take;
 			nv++;
 			h->msg_iovlen++;
 			ioff += take;
 			left -= take;
-			if (ioff == tls->iov[i].iov_len) {
+			if (ioff == sc->iov[i].iov_len) {
 				i++;
 				ioff = 0;
 			}
@@ -311,8 +311,8 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 		open = pos + len == end;
 		if (open)
 			fend[(*nf)++] = end;
-		tls->mm_end[k - 1] = end;
-		tls->mm_stop[k - 1] = pos + len;
+		sc->mm_end[k - 1] = end;
+		sc->mm_stop[k - 1] = pos + len;
 		cur_end = end;
 		base += len;
 	}
@@ -322,10 +322,10 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *tls, int n,
 		if (!t->unaligned)
 			UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
 		t->unaligned = true;
-		memset(&tls->mm[0].msg_hdr, 0, sizeof(tls->mm[0].msg_hdr));
-		tls->mm[0].msg_hdr.msg_iov = tls->iov;
-		tls->mm[0].msg_hdr.msg_iovlen = (size_t)n;
-		tls->mm_end[0] = tls->mm_stop[0] = t->tx_pos + total;
+		memset(&sc->mm[0].msg_hdr, 0, sizeof(sc->mm[0].msg_hdr));
+		sc->mm[0].msg_hdr.msg_iov = sc->iov;
+		sc->mm[0].msg_hdr.msg_iovlen = (size_t)n;
+		sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
 		k = 1;
 	}
 	return k;
@@ -351,19 +351,19 @@ static bool tx_multi(struct uiw_tcp *t, size_t total)
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
-	struct tcp_scratch *tls;
+	struct tcp_scratch *sc;
 	uint64_t fend[TCP_FEND_MAX];
 	int round;
 
 	if (t->fd_closed)
 		return TX_CLOSED;
-	tls = scratch();
-	if (!tls) {
+	sc = scratch();
+	if (!sc) {
 		atomic_store(&t->tx_error, ENOMEM);
 		return TX_ERROR;
 	}
 	for (round = 0; round < TCP_TX_BUDGET; round++) {
-		int j, r, n = uiw_qp_tx_iov(t->qp, tls->iov, TCP_IOV_MAX);
+		int j, r, n = uiw_qp_tx_iov(t->qp, sc->iov, TCP_IOV_MAX);
 		size_t total = 0, sent = 0, planned = 0;
 		unsigned k, nf;
 		int fl;
@@ -371,8 +371,8 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		if (n <= 0)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
-			total += tls->iov[j].iov_len;
-		k = tx_plan(t, tls, n, total, tx_multi(t, total), fend, &nf);
+			total += sc->iov[j].iov_len;
+		k = tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a
@@ -380,13 +380,13 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		 * ever the batch's single message, see tx_plan). */
 		fl = MSG_DONTWAIT | MSG_NOSIGNAL | (t->unaligned ? 0 : MSG_EOR);
 		if (k == 1) {
-			ssize_t w = sendmsg(t->fd, &tls->mm[0].msg_hdr, fl);
+			ssize_t w = sendmsg(t->fd, &sc->mm[0].msg_hdr, fl);
 
 			r = w < 0 ? -1 : 1;
 			if (w >= 0)
-				tls->mm[0].msg_len = (unsigned)w;
+				sc->mm[0].msg_len = (unsigned)w;
 		} else {
-			r = sendmmsg(t->fd, tls->mm, k, fl);
+			r = sendmmsg(t->fd, sc->mm, k, fl);
 		}
 		if (r < 0) {
 			if (errno == EINTR)
@@ -397,12 +397,12 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_ERROR;
 		}
 		for (j = 0; j < r; j++)
-			sent += tls->mm[j].msg_len;
-		planned = (size_t)(tls->mm_stop[k - 1] - t->tx_pos);
+			sent += sc->mm[j].msg_len;
+		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
 		uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
 		/* The FPDU the stream now stands in (for MSG_EOR). */
-		t->fpdu_end = tls->mm_end[k - 1];
+		t->fpdu_end = sc->mm_end[k - 1];
 		for (j = 0; j < (int)nf; j++) {
 			if (fend[j] >= t->tx_pos) {
 				t->fpdu_end = fend[j];
@@ -557,11 +557,11 @@ enum rx_res {
 };
 
 /* Hands staged octets to the engine; returns false when it stopped. */
-static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *tls,
+static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *sc,
 		       size_t *off, size_t len)
 {
 	while (*off < len) {
-		struct iovec *iov = tls->riov;
+		struct iovec *iov = sc->riov;
 		size_t got = 0;
 		int k, n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
 
@@ -571,7 +571,7 @@ static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *tls,
 			size_t c = iov[k].iov_len < len - *off ?
 				   iov[k].iov_len : len - *off;
 
-			memcpy(iov[k].iov_base, tls->stage + *off, c);
+			memcpy(iov[k].iov_base, sc->stage + *off, c);
 			*off += c;
 			got += c;
 			/* Bulk payload copied a second time: the stream has
@@ -599,13 +599,13 @@ static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *tls,
  * extra copy is of headers and small payloads; a large payload found in
  * the staging buffer turns read-ahead off (rx_unstage).
  */
-static enum rx_res rx_staged(struct uiw_tcp *t, struct tcp_scratch *tls)
+static enum rx_res rx_staged(struct uiw_tcp *t, struct tcp_scratch *sc)
 {
 	size_t off = 0;
 	ssize_t r;
 
 	do
-		r = recv(t->fd, tls->stage, TCP_STAGE, MSG_DONTWAIT);
+		r = recv(t->fd, sc->stage, TCP_STAGE, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? RX_AGAIN
@@ -613,7 +613,7 @@ static enum rx_res rx_staged(struct uiw_tcp *t, struct tcp_scratch *tls)
 	if (r == 0)
 		return RX_GOT_EOF;
 	t->rx_octets += (uint64_t)r;
-	if (!rx_unstage(t, tls, &off, (size_t)r))
+	if (!rx_unstage(t, sc, &off, (size_t)r))
 		return RX_STOPPED;
 	/* Less than the buffer holds: the socket is empty now. */
 	return (size_t)r < TCP_STAGE ? RX_AGAIN : RX_MORE;
@@ -623,19 +623,19 @@ static enum rx_res rx_staged(struct uiw_tcp *t, struct tcp_scratch *tls)
  * caller holds rx_lock and the engine is reading. */
 static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 {
-	struct tcp_scratch *tls = scratch();
+	struct tcp_scratch *sc = scratch();
 	int i;
 
-	if (!tls)
+	if (!sc)
 		return RX_FAILED;          /* errno ENOMEM */
 	for (i = 0; i < budget; i++) {
-		struct iovec *iov = tls->riov;
+		struct iovec *iov = sc->riov;
 		size_t total = 0, tail;
 		ssize_t r;
 		int k, n;
 
 		if (t->ra) {
-			enum rx_res res = rx_staged(t, tls);
+			enum rx_res res = rx_staged(t, sc);
 
 			if (res != RX_MORE)
 				return res;
@@ -655,7 +655,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		 * part common to all DDP headers and then the rest).  Too
 		 * short to stage payload in bulk. */
 		tail = TCP_RX_TAIL;
-		iov[n].iov_base = tls->stage;
+		iov[n].iov_base = sc->stage;
 		iov[n].iov_len = tail;
 		r = readv(t->fd, iov, n + 1);
 		if (r < 0) {
@@ -681,7 +681,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 
 			if (uiw_qp_rx_done(t->qp, total) < 0)
 				return RX_STOPPED;
-			if (!rx_unstage(t, tls, &off, (size_t)r - total))
+			if (!rx_unstage(t, sc, &off, (size_t)r - total))
 				return RX_STOPPED;
 		}
 		/* Read-ahead pays off when small FPDUs follow each other
