@@ -121,17 +121,10 @@ fi_run() {
 	fipid=
 }
 # The median (the lower middle of an even count) of column $2 of file $1
-# (CSV when $2 > 1), printed whole.
+# (CSV), printed whole.
 median_row() {
-	awk -F, -v c="$2" '{ row[NR] = $0; key[NR] = $c }
-		END {
-			for (i = 2; i <= NR; i++)
-				for (j = i; j > 1 && key[j] + 0 < key[j - 1] + 0; j--) {
-					t = key[j]; key[j] = key[j - 1]; key[j - 1] = t
-					t = row[j]; row[j] = row[j - 1]; row[j - 1] = t
-				}
-			if (NR) print row[int((NR + 1) / 2)]
-		}' "$1"
+	sort -t, -g -k "$2,$2" "$1" |
+		awk '{ row[NR] = $0 } END { if (NR) print row[int((NR + 1) / 2)] }'
 }
 to_octets() {
 	case $1 in

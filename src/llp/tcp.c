@@ -1175,9 +1175,8 @@ static int tcp_emss(int fd, bool markers)
 static uint32_t tcp_full_fpdu(uint32_t mulpdu)
 {
 	uint32_t u = mulpdu < UIW_MPA_ULPDU_MAX ? mulpdu : UIW_MPA_ULPDU_MAX;
-	uint32_t n = UIW_MPA_LEN_FIELD + u;
 
-	return n + (4 - n % 4) % 4 + UIW_MPA_CRC_LEN;
+	return UIW_MPA_LEN_FIELD + u + uiw_mpa_pad_len(u) + UIW_MPA_CRC_LEN;
 }
 
 int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
