@@ -64,9 +64,9 @@ bool uiw_tcp_peer_local(int fd);
  * process (uiw_tcp_start does it too if nobody did before). */
 void uiw_tcp_prepare(void);
 
-/* Octets of large payloads (runs of 2048 or more) that passed through
- * the receive staging buffer, all connections: read ahead after small
- * FPDUs, then copied to their place.  A steady stream of large FPDUs
+/* Payload octets that passed through the receive staging buffer in
+ * hand-overs with a large payload run (2048 octets or more) in them, all
+ * connections: read ahead after small FPDUs, then copied to their place.  A steady stream of large FPDUs
  * adds nothing (tests/loopback/test_noalloc.c checks it). */
 extern _Atomic uint64_t uiw_tcp_staged_bulk;
 

@@ -198,6 +198,9 @@ struct uiw_rx {
 	struct uiw_mr_entry **holds;
 	unsigned nholds, holds_cap;
 	size_t handed;              /* octets named by the last rx_iov */
+	bool feeding;               /* inside uiw_qp_rx_feed */
+	size_t fed_run;             /* its longest payload copy */
+	size_t fed_payload;         /* its payload octets */
 	/* untagged queues */
 	uint32_t msn[3];            /* next MSN expected on queues 0, 1, 2 */
 	uint32_t q1_got, q2_got;

@@ -115,6 +115,25 @@ int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
  * responder's first FPDU): the LLP calls tx_iov after rx_done. */
 int uiw_qp_rx_done(struct uiw_qp *qp, size_t n);
 
+/* What uiw_qp_rx_feed did with a buffer. */
+struct uiw_rx_fed {
+	size_t used;                /* octets of the buffer consumed */
+	size_t payload;             /* of them, DDP payload octets */
+	size_t max_run;             /* longest run of payload copied at once */
+};
+/* Receive path for octets the LLP already holds (read ahead into its own
+ * buffer): the engine takes up to len octets of the stream from buf and
+ * copies each where it belongs (registered memory, a receive buffer, its
+ * own scratch), all under one lock, as rx_iov + copy + rx_done would in
+ * as many rounds.  The same checks apply: nothing is placed before its
+ * header is validated, and registered memory is held while it is written
+ * and released before the call returns.  Must not be called while
+ * iovecs of an rx_iov are outstanding (they are given back first).
+ * Returns 0 (fed->used == len) or -EPROTO when the stream ended (as
+ * rx_done; fed->used tells where), -EINVAL for bad arguments. */
+int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
+		   struct uiw_rx_fed *fed);
+
 /* Transmit path.  Fills at most max iovecs with the next octets to send
  * (FPDUs with headers, payload slices of registered memory, pad, markers
  * and CRC); returns the count, 0 when there is nothing to send now.  The

@@ -781,10 +781,20 @@ static uint32_t body_consume(struct uiw_qp *qp, const uint8_t *src,
 			break;
 		}
 		t = len < n - done ? len : n - done;
-		if (src)
+		if (src) {
 			memcpy(p, src + done, t);
+			if (r->feeding && pc->kind == UIW_MPA_P_ULPDU &&
+			    r->hdr_done) {
+				r->fed_payload += t;
+				if (t > r->fed_run)
+					r->fed_run = t;
+			}
+		}
+		/* From the source when there is one: the same octets, and
+		 * not read back from memory the application may touch. */
 		if (qp->lp.crc && pc->kind != UIW_MPA_P_CRC)
-			r->crc = uiw_crc32c_update(r->crc, p, t);
+			r->crc = uiw_crc32c_update(r->crc, src ? src + done : p,
+						   t);
 		cur_advance(r, &c, t);
 		r->pi = c.pi;
 		r->poff = c.poff;
@@ -798,14 +808,23 @@ static uint32_t body_consume(struct uiw_qp *qp, const uint8_t *src,
 				r->htarget = (uint8_t)(r->ulen < hl ? r->ulen
 								    : hl);
 			}
-			if (r->u == r->htarget)
+			if (r->u == r->htarget) {
 				validate_header(qp);
+				/* rx_feed places the payload itself, now:
+				 * the memory is held from here on, as
+				 * rx_iov holds what it names. */
+				if (r->feeding)
+					rx_take_holds(qp);
+			}
 		}
 		if (c.poff == 0 && c.pi > 0 && &r->pieces[c.pi - 1] == pc) {
-			if (pc->kind == UIW_MPA_P_MARKER)
+			if (pc->kind == UIW_MPA_P_MARKER) {
 				marker_check(qp, pc, c.pos - pc->len);
-			else if (pc->kind == UIW_MPA_P_CRC)
+			} else if (pc->kind == UIW_MPA_P_CRC) {
 				fpdu_end(qp, act);
+				if (r->feeding)
+					uiw_rx_release_holds(qp);
+			}
 		}
 	}
 	return done;
@@ -855,11 +874,60 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
+/* n octets of the stream: at src (rx_feed), or already where the last
+ * rx_iov named (src NULL).  Returns the octets consumed (fewer when the
+ * stream ends). */
+static size_t rx_consume(struct uiw_qp *qp, const uint8_t *src, size_t n,
+			 struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	size_t off = 0;
+
+	while (off < n && !r->stopped) {
+		if (r->stage == UIW_RX_PRELUDE) {
+			/* The octets go to start[]; r->pos stays at the
+			 * FPDU's start until they are replayed. */
+			uint32_t room = r->mk_lead + 4u + UIW_RX_SPEC -
+					r->start_got;
+			uint32_t t = n - off < room ? (uint32_t)(n - off)
+						    : room;
+
+			if (src)
+				memcpy(r->start + r->start_got, src + off, t);
+			r->start_got = (uint8_t)(r->start_got + t);
+			off += t;
+			prelude_done(qp, act);
+		} else {
+			uint32_t chunk = n - off > UINT32_MAX ?
+					 UINT32_MAX : (uint32_t)(n - off);
+
+			off += body_consume(qp, src ? src + off : NULL, chunk,
+					    act);
+		}
+	}
+	return off;
+}
+
+/* The end of rx_done and rx_feed: the memory held for the LLP is
+ * released (what was written has been read for the CRC), the QP lock
+ * dropped, the actions run. */
+static int rx_finish(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	int ret = qp->rx.stopped ? -EPROTO : 0;
+
+	uiw_rx_release_holds(qp);
+	uiw_qp_close_check(qp, act);
+	pthread_mutex_unlock(&qp->lock);
+	/* The LLP transmits after receiving by itself. */
+	act->kick = false;
+	uiw_qp_act_run(qp, act);
+	return ret;
+}
+
 int uiw_qp_rx_done(struct uiw_qp *qp, size_t n)
 {
 	struct uiw_qp_act act = { 0 };
 	struct uiw_rx *r;
-	int ret = 0;
 
 	if (!qp)
 		return -EINVAL;
@@ -877,35 +945,40 @@ int uiw_qp_rx_done(struct uiw_qp *qp, size_t n)
 		n = r->handed;
 	}
 	r->handed -= n;
-	while (n > 0 && !r->stopped) {
-		if (r->stage == UIW_RX_PRELUDE) {
-			/* The octets are in start[]; r->pos stays at the
-			 * FPDU's start until they are replayed. */
-			uint32_t room = r->mk_lead + 4u + UIW_RX_SPEC -
-					r->start_got;
-			uint32_t t = n < room ? (uint32_t)n : room;
+	rx_consume(qp, NULL, n, &act);
+	return rx_finish(qp, &act);
+}
 
-			r->start_got = (uint8_t)(r->start_got + t);
-			n -= t;
-			prelude_done(qp, &act);
-		} else {
-			uint32_t chunk = n > UINT32_MAX ? UINT32_MAX
-							: (uint32_t)n;
+int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
+		   struct uiw_rx_fed *fed)
+{
+	struct uiw_qp_act act = { 0 };
+	struct uiw_rx *r;
 
-			n -= body_consume(qp, NULL, chunk, &act);
-		}
-	}
-	if (r->stopped)
-		ret = -EPROTO;
-	/* The memory named by the last rx_iov has been read (CRC) and is
-	 * no longer the LLP's to write. */
+	if (fed)
+		fed->used = fed->payload = fed->max_run = 0;
+	if (!qp || !fed || (len && !buf))
+		return -EINVAL;
+	r = &qp->rx;
+	pthread_mutex_lock(&qp->lock);
+	/* What an rx_iov named is given back: those octets never came. */
 	uiw_rx_release_holds(qp);
-	uiw_qp_close_check(qp, &act);
-	pthread_mutex_unlock(&qp->lock);
-	/* The LLP transmits after receiving by itself. */
-	act.kick = false;
-	uiw_qp_act_run(qp, &act);
-	return ret;
+	r->handed = 0;
+	if (!rx_reading(qp)) {
+		pthread_mutex_unlock(&qp->lock);
+		return -EPROTO;
+	}
+	r->feeding = true;
+	r->fed_run = r->fed_payload = 0;
+	/* Inside a payload (the last call ended there): its memory is
+	 * checked and held again before more is written to it. */
+	if (r->stage == UIW_RX_BODY)
+		rx_take_holds(qp);
+	fed->used = rx_consume(qp, buf, len, &act);
+	r->feeding = false;
+	fed->payload = r->fed_payload;
+	fed->max_run = r->fed_run;
+	return rx_finish(qp, &act);
 }
 
 /* ---- Delivery ------------------------------------------------------------ */

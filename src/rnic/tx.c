@@ -231,6 +231,98 @@ static bool fwalk_next(struct fwalk *w, const uint8_t **p, uint32_t *len,
 	return true;
 }
 
+/* ---- Frames without markers ---------------------------------------------
+ * LEN and the header (f->hdr), the payload (f->src), pad, CRC: no layout
+ * to walk.  Most connections run without markers (RFC 6581 §4 lets
+ * either side decline them). */
+
+/* The next run of payload at cursor (si, so), at most left octets. */
+static uint32_t src_run(const struct uiw_tx_frame *f, uint32_t *si,
+			uint32_t *so, uint32_t left, const uint8_t **p)
+{
+	const struct iovec *v;
+	uint32_t run;
+
+	while (*so >= f->src[*si].iov_len) {
+		(*si)++;
+		*so = 0;
+	}
+	v = &f->src[*si];
+	*p = (const uint8_t *)v->iov_base + *so;
+	run = (uint32_t)(v->iov_len - *so);
+	if (run > left)
+		run = left;
+	*so += run;
+	return run;
+}
+
+static uint32_t plain_crc(const struct uiw_tx_frame *f)
+{
+	uint32_t crc = uiw_crc32c_update(UIW_CRC32C_INIT, f->hdr,
+					 UIW_MPA_LEN_FIELD + f->hlen);
+	uint32_t left = f->ulen - f->hlen, si = f->src_i, so = f->src_off;
+	const uint8_t *p;
+
+	while (left > 0) {
+		uint32_t run = src_run(f, &si, &so, left, &p);
+
+		crc = uiw_crc32c_update(crc, p, run);
+		left -= run;
+	}
+	return uiw_crc32c_final(uiw_crc32c_update(crc, zeros,
+						  uiw_mpa_pad_len(f->ulen)));
+}
+
+struct iov_out {
+	struct iovec *iov;
+	int n, max;
+	uint32_t skip;
+};
+
+/* Appends a run (after what is left to skip); false once iov is full. */
+static bool iov_put(struct iov_out *o, const uint8_t *p, uint32_t len)
+{
+	if (o->skip >= len) {
+		o->skip -= len;
+		return true;
+	}
+	p += o->skip;
+	len -= o->skip;
+	o->skip = 0;
+	if (o->n > 0 && (const uint8_t *)o->iov[o->n - 1].iov_base +
+			o->iov[o->n - 1].iov_len == p) {
+		o->iov[o->n - 1].iov_len += len;
+		return true;
+	}
+	if (o->n == o->max)
+		return false;
+	o->iov[o->n].iov_base = (void *)p;
+	o->iov[o->n].iov_len = len;
+	o->n++;
+	return true;
+}
+
+static int plain_iov(const struct uiw_tx_frame *f, uint32_t skip,
+		     struct iovec *iov, int max)
+{
+	struct iov_out o = { iov, 0, max, skip };
+	uint32_t left = f->ulen - f->hlen, si = f->src_i, so = f->src_off;
+	const uint8_t *p;
+
+	if (!iov_put(&o, f->hdr, UIW_MPA_LEN_FIELD + f->hlen))
+		return o.n;
+	while (left > 0) {
+		uint32_t run = src_run(f, &si, &so, left, &p);
+
+		if (!iov_put(&o, p, run))
+			return o.n;
+		left -= run;
+	}
+	if (iov_put(&o, zeros, uiw_mpa_pad_len(f->ulen)))
+		iov_put(&o, f->crc, UIW_MPA_CRC_LEN);
+	return o.n;
+}
+
 /* Appends the frame's octets from skip on to iov; returns iovecs used. */
 static int fr_iov(struct uiw_qp *qp, const struct uiw_tx_frame *f,
 		  uint32_t skip, struct iovec *iov, int max)
@@ -241,6 +333,8 @@ static int fr_iov(struct uiw_qp *qp, const struct uiw_tx_frame *f,
 	bool is_crc;
 	int n = 0;
 
+	if (!qp->lp.markers_tx)
+		return plain_iov(f, skip, iov, max);
 	fwalk_init(qp, &w, f);
 	while (n < max && fwalk_next(&w, &p, &len, &is_crc)) {
 		if (skip >= len) {
@@ -291,6 +385,13 @@ static void fr_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
 	f->hdr[0] = (uint8_t)(ulen >> 8);
 	f->hdr[1] = (uint8_t)ulen;
 	f->pos = qp->tx_pos;
+	memset(f->crc, 0, sizeof(f->crc));
+	if (!qp->lp.markers_tx) {
+		f->len = uiw_mpa_plain_len(ulen);
+		if (qp->lp.crc)
+			uiw_crc32c_put(f->crc, plain_crc(f));
+		goto framed;
+	}
 	if (uiw_mpa_layout(f->pos, ulen, qp->lp.markers_tx, tx_pieces,
 			   UIW_PIECES_MAX, &f->len) == 0) {
 		/* Cannot happen: MULPDU <= 64768 and positions are
@@ -299,7 +400,6 @@ static void fr_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
 			qp->qpn, ulen, (unsigned long long)f->pos);
 		f->len = 0;
 	}
-	memset(f->crc, 0, sizeof(f->crc));
 	if (qp->lp.crc) {
 		uint32_t crc = UIW_CRC32C_INIT;
 
@@ -309,6 +409,7 @@ static void fr_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
 				crc = uiw_crc32c_update(crc, p, len);
 		uiw_crc32c_put(f->crc, uiw_crc32c_final(crc));
 	}
+framed:
 	qp->tx_pos += f->len;
 	qp->tx_unsent += f->len;
 	qp->fr_count++;

@@ -86,6 +86,14 @@ static inline unsigned uiw_mpa_pad_len(uint32_t ulpdu_len)
 	return (unsigned)(-(ulpdu_len + UIW_MPA_LEN_FIELD)) & 3u;
 }
 
+/* Octets of an FPDU without markers: ULPDU_Length, ULPDU, pad, CRC (RFC
+ * 5044 §4.1; the CRC field is there, zero, when CRC is off). */
+static inline uint32_t uiw_mpa_plain_len(uint32_t ulpdu_len)
+{
+	return UIW_MPA_LEN_FIELD + ulpdu_len + uiw_mpa_pad_len(ulpdu_len) +
+	       UIW_MPA_CRC_LEN;
+}
+
 /*
  * One FPDU as it lies in the stream, markers included.  The stream
  * position pos counts octets of Full Operation (the first marker is at

@@ -223,6 +223,10 @@ seed engine_rx read_request     01 00 00 00 $E_RREQ
 seed engine_rx read_response    07 fe 21 00 $E_RRESP
 seed engine_rx atomic_request   01 00 00 00 $(e_areq 1)
 seed engine_rx atomic_response  00 02 3f 00 $E_ARESP
+seed engine_rx feed_alternate   07 80 12 00 $E_WRITE 00 $E_RREQ 00 \
+	$E_SEND16 00 $E_RRESP 00 $E_ARESP 00 $(e_areq 2)
+seed engine_rx feed_hold_read   09 00 21 00 $E_SEND16 00 $E_RRESP 00 \
+	$E_ARESP
 seed engine_rx immediate        00 00 00 00 $E_IMM
 seed engine_rx terminate        01 00 00 00 $E_TERM
 seed engine_rx multi_segment    00 00 00 00 001a 0143 00000000 00000000 \
