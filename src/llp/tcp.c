@@ -158,6 +158,8 @@ struct uiw_tcp {
 	bool rx_closed;              /* under rx_lock: the fd is closed */
 	bool ra;                     /* under rx_lock: read ahead */
 	uint64_t rx_octets;          /* under rx_lock: octets read */
+	bool rx_tx;                  /* under rx_lock: what was received
+					may have queued transmit work */
 	uint8_t ra_small;            /* under rx_lock: small reads in a row */
 	atomic_bool rx_app;          /* the application reads (poll mode) */
 	atomic_bool rx_giveback;     /* the application stopped: the
@@ -399,6 +401,7 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		int j, r, n = uiw_qp_tx_iov(t->qp, sc->iov, TCP_IOV_MAX);
 		size_t total = 0, sent = 0, planned = 0;
 		unsigned k, nf;
+		bool more;
 		int fl;
 
 		if (n <= 0)
@@ -432,7 +435,7 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		for (j = 0; j < r; j++)
 			sent += sc->mm[j].msg_len;
 		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
-		uiw_qp_tx_done(t->qp, sent);
+		more = uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
 		/* The FPDU the stream now stands in (for MSG_EOR). */
 		t->fpdu_end = sc->mm_end[k - 1];
@@ -446,6 +449,9 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		 * the socket is full. */
 		if (sent < planned)
 			return TX_BLOCKED;
+		/* Nothing left to build: no tx_iov just to hear that. */
+		if (!more)
+			return TX_IDLE;
 	}
 	return TX_MORE;
 }
@@ -600,6 +606,7 @@ static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *sc,
 		return true;
 	r = uiw_qp_rx_feed(t->qp, sc->stage + *off, len - *off, &fed);
 	*off += fed.used;
+	t->rx_tx = t->rx_tx || fed.tx;
 	/* Bulk payload copied a second time: the stream has turned to
 	 * large FPDUs, stop reading ahead. */
 	if (fed.max_run >= TCP_RA_SMALL) {
@@ -695,6 +702,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			return RX_GOT_EOF;
 		}
 		t->rx_octets += (uint64_t)r;
+		t->rx_tx = true;
 		if ((size_t)r <= total) {
 			if (uiw_qp_rx_done(t->qp, (size_t)r) < 0)
 				return RX_STOPPED;
@@ -921,6 +929,7 @@ static int tcp_poll(void *ctx, int how)
 	enum tx_result tr;
 	enum rx_res res;
 	uint64_t before;
+	bool want_tx;
 
 	if (how == UIW_LLP_POLL_FD) {
 		int fd;
@@ -959,6 +968,8 @@ static int tcp_poll(void *ctx, int how)
 	if (res == RX_FAILED)
 		atomic_store(&t->rx_error, errno ? errno : EIO);
 	before = t->rx_octets - before;
+	want_tx = t->rx_tx;
+	t->rx_tx = false;
 	pthread_mutex_unlock(&t->rx_lock);
 	if (res != RX_AGAIN) {
 		atomic_store(&t->rx_giveback, true);
@@ -968,7 +979,11 @@ static int tcp_poll(void *ctx, int how)
 	if (!before)
 		return 0;
 	/* Received octets may have queued transmit work (Read Responses,
-	 * a Terminate): send it from here, as tcp_kick does. */
+	 * a Terminate): send it from here, as tcp_kick does.  Staged
+	 * octets tell whether they did (a busy poll of Writes and Sends
+	 * then skips the transmit path). */
+	if (!want_tx)
+		return 1;
 	tr = tx_run(t);
 	if (tr == TX_BLOCKED || tr == TX_MORE || tr == TX_ERROR)
 		uiw_rt_post(t->rt, &t->work);

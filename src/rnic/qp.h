@@ -330,6 +330,7 @@ static inline struct uiw_irq_ent *uiw_irq_at(struct uiw_qp *qp, uint32_t c)
 
 /* tx.c */
 void uiw_tx_reset(struct uiw_qp *qp);
+bool uiw_tx_wanted(const struct uiw_qp *qp);
 /* A new frame at the end of the ring (the caller checked there is room)
  * and its commit once hdr, hlen and src are set: for atomic.c. */
 struct uiw_tx_frame *uiw_tx_frame_new(struct uiw_qp *qp, uint8_t owner,

@@ -120,6 +120,7 @@ struct uiw_rx_fed {
 	size_t used;                /* octets of the buffer consumed */
 	size_t payload;             /* of them, DDP payload octets */
 	size_t max_run;             /* longest run of payload copied at once */
+	bool tx;                    /* the engine may have octets to send */
 };
 /* Receive path for octets the LLP already holds (read ahead into its own
  * buffer): the engine takes up to len octets of the stream from buf and
@@ -130,7 +131,8 @@ struct uiw_rx_fed {
  * and released before the call returns.  Must not be called while
  * iovecs of an rx_iov are outstanding (they are given back first).
  * Returns 0 (fed->used == len) or -EPROTO when the stream ended (as
- * rx_done; fed->used tells where), -EINVAL for bad arguments. */
+ * rx_done; fed->used tells where), -EINVAL for bad arguments.  When
+ * fed->tx is false the LLP need not call tx_iov after it. */
 int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
 		   struct uiw_rx_fed *fed);
 
@@ -143,8 +145,10 @@ int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
  * with a whole FPDU (RFC 5044 §5.1: segments should start at FPDU
  * boundaries). */
 int uiw_qp_tx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
-/* n octets of the last tx_iov were sent. */
-void uiw_qp_tx_done(struct uiw_qp *qp, size_t n);
+/* n octets of the last tx_iov were sent.  Returns false when the engine
+ * has nothing more to send now (tx_iov would return 0 until new work
+ * arrives, which kicks the LLP); true when it may have. */
+bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n);
 
 /* Graceful close requested by the consumer (RFC 5040 §6, RTS -> Closing):
  * the engine stops taking new work requests, lets queued ones go out,

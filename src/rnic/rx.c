@@ -978,6 +978,7 @@ int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
 	r->feeding = false;
 	fed->payload = r->fed_payload;
 	fed->max_run = r->fed_run;
+	fed->tx = uiw_tx_wanted(qp);
 	return rx_finish(qp, &act);
 }
 

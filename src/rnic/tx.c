@@ -856,16 +856,27 @@ out:
 	return n;
 }
 
-void uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
+/* Under qp->lock: false when tx_build would find nothing to build and
+ * no frame waits (a conservative test: work that cannot go yet, behind
+ * ORD or a fence, counts as work). */
+bool uiw_tx_wanted(const struct uiw_qp *qp)
+{
+	return qp->fr_count > 0 || qp->term_pending || qp->rtr.tx ||
+	       qp->msg.kind != UIW_MSG_NONE || qp->irq_next != qp->irq_tail ||
+	       qp->sq_next != qp->sq_tail;
+}
+
+bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
 {
 	struct uiw_qp_act act = { 0 };
+	bool more;
 
 	if (!qp)
-		return;
+		return false;
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->attached) {
 		pthread_mutex_unlock(&qp->lock);
-		return;
+		return false;
 	}
 	while (n > 0 && qp->fr_count > 0) {
 		struct uiw_tx_frame *f = fr_at(qp, 0);
@@ -887,9 +898,11 @@ void uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
 		UIW_DBG(1, "qp %u: tx_done for %zu octets never handed out",
 			qp->qpn, n);
 	uiw_qp_close_check(qp, &act);
+	more = uiw_tx_wanted(qp);
 	pthread_mutex_unlock(&qp->lock);
 	act.kick = false;
 	uiw_qp_act_run(qp, &act);
+	return more;
 }
 
 /* ---- For atomic.c -------------------------------------------------------- */
