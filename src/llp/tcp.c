@@ -53,7 +53,10 @@
 #define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
 #define TCP_SNDBUF_LOCAL (256 << 10) /* at least this on a local path */
 #define TCP_STAGE        65536   /* receive read-ahead per thread */
-#define TCP_RA_SMALL     2048    /* a read this small may read ahead */
+#define TCP_RA_SMALL     (4096 + 512) /* a read this small may read
+				    ahead: a page of payload and its
+				    headers (copied once more, saving a
+				    system call per FPDU) */
 #define TCP_TX_GATHER    512     /* a message this small goes by send() */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
 #define TCP_RX_TAIL      64      /* staged beyond each read: the rest

@@ -65,9 +65,10 @@ bool uiw_tcp_peer_local(int fd);
 void uiw_tcp_prepare(void);
 
 /* Payload octets that passed through the receive staging buffer in
- * hand-overs with a large payload run (2048 octets or more) in them, all
- * connections: read ahead after small FPDUs, then copied to their place.  A steady stream of large FPDUs
- * adds nothing (tests/loopback/test_noalloc.c checks it). */
+ * hand-overs with a large payload run (4608 octets or more) in them, all
+ * connections: read ahead after small FPDUs, then copied to their
+ * place.  A steady stream of large FPDUs adds nothing
+ * (tests/loopback/test_noalloc.c checks it). */
 extern _Atomic uint64_t uiw_tcp_staged_bulk;
 
 #endif
