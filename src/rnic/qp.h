@@ -167,6 +167,7 @@ struct uiw_rx {
 				    /* [marker] LEN, 2 + SPEC octets */
 	uint16_t ulen;
 	uint32_t crc;               /* running CRC32c state */
+	bool crc_whole;             /* crc already covers the whole FPDU */
 	struct uiw_mpa_piece *pieces;      /* pieces_inline, or with
 					      markers pieces_big */
 	unsigned pieces_max;

@@ -52,6 +52,7 @@ static void fpdu_start(struct uiw_qp *qp)
 	r->start_got = 0;
 	r->ulen = 0;
 	r->crc = UIW_CRC32C_INIT;
+	r->crc_whole = false;
 	r->npieces = r->pi = 0;
 	r->poff = 0;
 	r->u = 0;
@@ -792,7 +793,7 @@ static uint32_t body_consume(struct uiw_qp *qp, const uint8_t *src,
 		}
 		/* From the source when there is one: the same octets, and
 		 * not read back from memory the application may touch. */
-		if (qp->lp.crc && pc->kind != UIW_MPA_P_CRC)
+		if (qp->lp.crc && pc->kind != UIW_MPA_P_CRC && !r->crc_whole)
 			r->crc = uiw_crc32c_update(r->crc, src ? src + done : p,
 						   t);
 		cur_advance(r, &c, t);
@@ -833,6 +834,39 @@ static uint32_t body_consume(struct uiw_qp *qp, const uint8_t *src,
 /* [marker] ULPDU_Length and the two control octets are in (and maybe
  * some of the UIW_RX_SPEC octets after them): lay the FPDU out and
  * replay what arrived through the layout (markers, CRC, header). */
+/* r->ulen is known: lays the FPDU out at r->fpdu_pos and starts its
+ * body.  False when no FPDU of that length can lie there (the QP then
+ * fails). */
+static bool fpdu_lay(struct uiw_qp *qp, struct uiw_qp_act *act,
+		     uint32_t *flen)
+{
+	struct uiw_rx *r = &qp->rx;
+
+	r->npieces = uiw_mpa_layout(r->fpdu_pos, r->ulen, qp->lp.markers_rx,
+				    r->pieces, r->pieces_max, flen);
+	if (r->npieces == 0) {
+		/* RFC 5044 §8 code 3: no FPDU of this length can lie here
+		 * (its markers could not point back). */
+		snprintf(r->why, sizeof(r->why), "ULPDU_Length %u cannot "
+			 "delimit an FPDU at stream octet %llu", r->ulen,
+			 (unsigned long long)r->fpdu_pos);
+		r->have_rdmap = false;
+		rx_fail(qp, UIW_E_MPA_MARKER, act);
+		return false;
+	}
+	r->stage = UIW_RX_BODY;
+	r->pi = 0;
+	r->poff = 0;
+	r->u = 0;
+	if (r->ulen == 0)
+		validate_header(qp);
+	r->pos = r->fpdu_pos;
+	return true;
+}
+
+/* [marker] ULPDU_Length and the two control octets are in (and maybe
+ * some of the UIW_RX_SPEC octets after them): lay the FPDU out and
+ * replay what arrived through the layout (markers, CRC, header). */
 static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 {
 	struct uiw_rx *r = &qp->rx;
@@ -843,26 +877,8 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 
 		r->ulen = (uint16_t)(r->start[r->mk_lead] << 8 |
 				     r->start[r->mk_lead + 1]);
-		r->npieces = uiw_mpa_layout(r->fpdu_pos, r->ulen,
-					    qp->lp.markers_rx, r->pieces,
-					    r->pieces_max, &flen);
-		if (r->npieces == 0) {
-			/* RFC 5044 §8 code 3: no FPDU of this length can
-			 * lie here (its markers could not point back). */
-			snprintf(r->why, sizeof(r->why), "ULPDU_Length %u "
-				 "cannot delimit an FPDU at stream octet %llu",
-				 r->ulen, (unsigned long long)r->fpdu_pos);
-			r->have_rdmap = false;
-			rx_fail(qp, UIW_E_MPA_MARKER, act);
+		if (!fpdu_lay(qp, act, &flen))
 			return;
-		}
-		r->stage = UIW_RX_BODY;
-		r->pi = 0;
-		r->poff = 0;
-		r->u = 0;
-		if (r->ulen == 0)
-			validate_header(qp);
-		r->pos = r->fpdu_pos;
 		used = body_consume(qp, r->start, got, act);
 		if (used < got && !r->stopped && r->stage == UIW_RX_PRELUDE) {
 			/* The FPDU ended inside what was named for it (only
@@ -871,6 +887,26 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 			memmove(r->start, r->start + used, got - used);
 			r->start_got = (uint8_t)(got - used);
 		}
+	}
+}
+
+/* rx_feed, without markers, at an FPDU's first octet with its prelude at
+ * hand: the FPDU is laid out from src (no copy to start[] and replay),
+ * and when all of it is there its CRC is taken in one pass.  The body
+ * then goes through body_consume as always. */
+static void prelude_direct(struct uiw_qp *qp, const uint8_t *src, size_t n,
+			   struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	uint32_t flen;
+
+	r->ulen = (uint16_t)(src[0] << 8 | src[1]);
+	if (!fpdu_lay(qp, act, &flen))
+		return;
+	if (qp->lp.crc && n >= flen) {
+		r->crc = uiw_crc32c_update(r->crc, src,
+					   flen - UIW_MPA_CRC_LEN);
+		r->crc_whole = true;
 	}
 }
 
@@ -884,7 +920,10 @@ static size_t rx_consume(struct uiw_qp *qp, const uint8_t *src, size_t n,
 	size_t off = 0;
 
 	while (off < n && !r->stopped) {
-		if (r->stage == UIW_RX_PRELUDE) {
+		if (r->stage == UIW_RX_PRELUDE && src && !qp->lp.markers_rx &&
+		    r->start_got == 0 && n - off >= 4u + UIW_RX_SPEC) {
+			prelude_direct(qp, src + off, n - off, act);
+		} else if (r->stage == UIW_RX_PRELUDE) {
 			/* The octets go to start[]; r->pos stays at the
 			 * FPDU's start until they are replayed. */
 			uint32_t room = r->mk_lead + 4u + UIW_RX_SPEC -
