@@ -197,6 +197,10 @@ human() {
 }
 
 {
+	# uiwarp-perf's turns: up to 10, each at least 4 warm-ups (100) long
+	lat_turns=$((iters / 400))
+	[ "$lat_turns" -le 10 ] || lat_turns=10
+	[ "$lat_turns" -ge 2 ] || lat_turns=1
 	echo "# uiwarp performance over 127.0.0.1"
 	echo
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -205,10 +209,12 @@ human() {
 	echo "- source: $rev, build type ${btype:-unknown}; MULPDU $mulpdu"
 	echo "- uiwarp-perf --loopback --tcp: bandwidth ${secs} s per figure" \
 		"(depth 16, 1 QP, event-driven completions), latency $iters" \
-		"ping-pongs per size after 100 of warm-up (--poll), rate ${secs} s" \
-		"(8 B, depth 64, --poll)"
+		"ping-pongs per size (--poll) in $lat_turns turns that alternate" \
+		"with raw TCP's, each after 100 of warm-up, rate ${secs} s (8 B," \
+		"depth 64, --poll)"
 	echo "- every figure is the median of $repeat runs (uiwarp-perf --repeat $repeat;" \
-		"raw TCP runs just before each uiwarp run; against libfabric, per size" \
+		"raw TCP runs just before each uiwarp run, or takes turns with it;" \
+		"against libfabric, per size" \
 		"$repeat turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
 		"two processes each, with the same number of ping-pongs: $iters up to" \
 		"64 KiB, $(((iters + 3) / 4)) above)"

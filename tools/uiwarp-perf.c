@@ -47,7 +47,10 @@
  *           Reported: half the round trip, min/avg/median/p99 in µs.
  * Raw TCP (--tcp), before each uiwarp measurement at the same size: bw
  * and rate stream messages of the size (one write() each) over a fresh
- * connection; lat ping-pongs messages of the size.
+ * connection; lat ping-pongs messages of the size, and with a count of
+ * ping-pongs (-n) of at least eight warm-ups the two take turns (up to
+ * ten each, a fresh connection per raw TCP turn, every turn's warm-up
+ * left out) so that a slow stretch of the machine falls on both.
  *
  * Completion (--poll / --event): --poll puts the CQ in the library's
  * poll mode, where uiw_cq_poll receives on the calling thread (for bw
@@ -99,6 +102,7 @@
 #define REC_LEN 128
 #define TIMEOUT_S 30.0
 #define LAT_STOP 0xff                         /* last octet: final ping */
+#define LAT_TURNS 10          /* --lat --tcp: turns of each per run */
 
 enum test { T_WRITE, T_READ, T_SEND, T_WRITE_IMM, T_FETCH_ADD, T_CMP_SWAP,
 	    NTESTS };
@@ -1129,11 +1133,11 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 /* min, avg, median, p99 of n samples in the order taken (sorted in
- * place), leaving out the first o.warmup (at most half of them): the
- * first round trips also fault pages in and warm caches. */
-static void lat_stats(double *v, size_t n, double out[4])
+ * place), leaving out the first skip: the first round trips also fault
+ * pages in and warm caches. */
+static void lat_stats_skip(double *v, size_t n, size_t skip, double out[4])
 {
-	size_t i, skip = o.warmup < n / 2 ? (size_t)o.warmup : n / 2;
+	size_t i;
 	double sum = 0;
 
 	v += skip;
@@ -1149,6 +1153,36 @@ static void lat_stats(double *v, size_t n, double out[4])
 	out[1] = sum / (double)n;
 	out[2] = v[n / 2];
 	out[3] = v[n * 99 / 100 < n ? n * 99 / 100 : n - 1];
+}
+
+/* ... leaving out o.warmup, at most half of them. */
+static void lat_stats(double *v, size_t n, double out[4])
+{
+	lat_stats_skip(v, n, o.warmup < n / 2 ? (size_t)o.warmup : n / 2,
+		       out);
+}
+
+/* Latency with --tcp: uiwarp and raw TCP take turns (LAT_TURNS each per
+ * run), and the samples of every turn, less its warm-up, are pooled.  A
+ * slow stretch of the machine, seconds long, then falls on both. */
+static struct lat_pool {
+	bool on;
+	size_t skip;              /* of the current turn */
+	double *v[2];             /* [0] uiwarp, [1] raw TCP */
+	size_t n[2], cap[2];
+} pool;
+
+/* The samples of one turn: pooled (true), or left to the caller. */
+static bool lat_pool_add(int tcp, const double *v, size_t n)
+{
+	size_t i, skip = pool.skip < n / 2 ? pool.skip : n / 2;
+
+	if (!pool.on)
+		return false;
+	for (i = skip; i < n; i++)
+		pool.v[tcp] = lat_push(pool.v[tcp], &pool.n[tcp],
+				       &pool.cap[tcp], v[i]);
+	return true;
 }
 
 /* CREDIT records update the client's view of the server's receives;
@@ -1244,7 +1278,8 @@ static void client_tcp(int t, size_t size, struct result *res)
 	res->have_tcp = 1;
 	res->tcp_mbps = (double)sent * (double)size / (stop - start) / 1e6;
 	res->tcp_mops = (double)sent / (stop - start) / 1e6;
-	lat_stats(lat, nlat, res->tcp_lat);
+	if (!lat_pool_add(1, lat, nlat))
+		lat_stats(lat, nlat, res->tcp_lat);
 	free(lat);
 }
 
@@ -1448,7 +1483,8 @@ static void client_lat(int t, size_t size, struct result *res)
 	res->ops = i;
 	res->mops = (double)i / res->secs / 1e6;
 	res->mbps = res->mops * (double)size;
-	lat_stats(lat, nlat, res->lat);
+	if (!lat_pool_add(0, lat, nlat))
+		lat_stats(lat, nlat, res->lat);
 	free(lat);
 }
 
@@ -1517,8 +1553,53 @@ static int median_run(const struct result *runs, int n)
 	return idx[(n - 1) / 2];
 }
 
+/* Latency with --tcp and a count of ping-pongs (not a duration) large
+ * enough to cut into turns. */
+static int lat_turns(void)
+{
+	uint64_t per = 4 * (o.warmup > 10 ? o.warmup : 10), n;
+
+	if (o.mode != M_LAT || !o.tcp || o.duration > 0)
+		return 0;
+	n = o.iters / per;
+	n = n < LAT_TURNS ? n : LAT_TURNS;
+	return n >= 2 ? (int)n : 0;
+}
+
+/* One run of a latency figure in turns of raw TCP, then uiwarp (up to
+ * LAT_TURNS, each at least four warm-ups long), o.iters ping-pongs in
+ * all for each.  Every turn leaves out its first o.warmup ping-pongs:
+ * raw TCP's connection is a new one each time, and uiwarp's poll mode
+ * takes receiving back from the progress thread. */
+static void lat_in_turns(int t, struct result *res)
+{
+	uint64_t iters = o.iters, ops = 0;
+	int turn, turns = lat_turns();
+	double secs = 0;
+
+	pool.on = true;
+	pool.n[0] = pool.n[1] = 0;
+	for (turn = 0; turn < turns; turn++) {
+		o.iters = iters / (uint64_t)turns +
+			  ((uint64_t)turn < iters % (uint64_t)turns ? 1 : 0);
+		pool.skip = (size_t)o.warmup;
+		client_tcp(t, res->size, res);
+		client_run(t, res->size, res);
+		ops += res->ops;
+		secs += res->secs;
+	}
+	o.iters = iters;
+	pool.on = false;
+	res->ops = ops;
+	res->secs = secs;
+	res->mops = (double)ops / secs / 1e6;
+	res->mbps = res->mops * (double)res->size;
+	lat_stats_skip(pool.v[0], pool.n[0], 0, res->lat);
+	lat_stats_skip(pool.v[1], pool.n[1], 0, res->tcp_lat);
+}
+
 /* One figure: o.repeat runs, raw TCP (with --tcp) just before each
- * uiwarp run.  The run kept is the one with the median figure or, with
+ * uiwarp run (latency: in turns with it, lat_in_turns).  The run kept is the one with the median figure or, with
  * --tcp, the pair with the median ratio: a pair is measured seconds
  * apart, so a disturbed stretch of the machine (see bench/profile.md)
  * tends to slow both of its halves, where the medians of the two series
@@ -1530,9 +1611,12 @@ static void measure(int t, struct result *res)
 
 	for (k = 0; k < o.repeat; k++) {
 		runs[k] = *res;
-		if (o.tcp)
+		if (lat_turns())
+			lat_in_turns(t, &runs[k]);
+		else if (o.tcp)
 			client_tcp(t, res->size, &runs[k]);
-		client_run(t, res->size, &runs[k]);
+		if (!lat_turns())
+			client_run(t, res->size, &runs[k]);
 		/* the spread behind the figure kept */
 		if (o.repeat > 1 && o.tcp)
 			fprintf(stderr, "  %s %zu run %d: %.6g, raw TCP %.6g, "

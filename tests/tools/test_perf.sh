@@ -128,6 +128,20 @@ else
 	bad "lat run failed"; show "$tmp/lat.err"
 fi
 
+# 2b. latency with raw TCP in turns (-n 1000, warm-up 50: five turns of
+# 200 each): every ping-pong of every turn counted, both medians there
+if timeout 120 "$perf" --loopback -t write,send --lat -S 8 -n 1000 \
+	--warmup 50 --tcp --poll --csv >"$tmp/turns.csv" 2>"$tmp/turns.err" &&
+   check_csv "$tmp/turns.csv" lat write send &&
+   awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["ops"] != 1000 || !($c["lat_median_us"] > 0) ||
+	!($c["tcp_lat_median_us"] > 0) || !($c["vs_tcp"] > 0) { exit 1 }' \
+	"$tmp/turns.csv"; then
+	ok "lat with raw TCP in turns: all 1000 ping-pongs, both medians"
+else
+	bad "lat in turns"; show "$tmp/turns.csv" "$tmp/turns.err" "$tmp/csvcheck"
+fi
+
 # 3. message rate, event-driven, CSV
 if timeout 120 "$perf" --loopback -t write,send --rate -D 0.2 --tcp --csv \
 	>"$tmp/rate.csv" 2>"$tmp/rate.err" &&
