@@ -831,9 +831,6 @@ static uint32_t body_consume(struct uiw_qp *qp, const uint8_t *src,
 	return done;
 }
 
-/* [marker] ULPDU_Length and the two control octets are in (and maybe
- * some of the UIW_RX_SPEC octets after them): lay the FPDU out and
- * replay what arrived through the layout (markers, CRC, header). */
 /* r->ulen is known: lays the FPDU out at r->fpdu_pos and starts its
  * body.  False when no FPDU of that length can lie there (the QP then
  * fails). */
@@ -994,8 +991,10 @@ int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
 	struct uiw_qp_act act = { 0 };
 	struct uiw_rx *r;
 
-	if (fed)
+	if (fed) {
 		fed->used = fed->payload = fed->max_run = 0;
+		fed->tx = false;
+	}
 	if (!qp || !fed || (len && !buf))
 		return -EINVAL;
 	r = &qp->rx;
@@ -1004,6 +1003,8 @@ int uiw_qp_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
 	uiw_rx_release_holds(qp);
 	r->handed = 0;
 	if (!rx_reading(qp)) {
+		/* A Terminate may wait to go. */
+		fed->tx = true;
 		pthread_mutex_unlock(&qp->lock);
 		return -EPROTO;
 	}
