@@ -210,18 +210,56 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 	return moved;
 }
 
+/* How ep_feed hands octets over: UIW_EP_RX=feed uses uiw_qp_rx_feed,
+ * =mixed alternates it with rx_iov / rx_done rounds, anything else (the
+ * default) rx_iov / rx_done alone.  The engine tests run in each. */
+static int ep_rx_mode(void)
+{
+	const char *m = getenv("UIW_EP_RX");
+
+	if (m && strcmp(m, "feed") == 0)
+		return 1;
+	if (m && strcmp(m, "mixed") == 0)
+		return 2;
+	return 0;
+}
+
+/* One uiw_qp_rx_feed of the next part; false when the QP stopped. */
+static bool feed_part(struct uiw_qp *qp, const uint8_t *buf, size_t len,
+		      size_t *off, size_t split, uint64_t *rng)
+{
+	struct uiw_rx_fed fed;
+	size_t take = len - *off;
+	int r;
+
+	if (split)
+		take = take < split ? take : split;
+	else
+		take = 1 + ep_rand(rng) % take;
+	r = uiw_qp_rx_feed(qp, buf + *off, take, &fed);
+	*off += fed.used;
+	return r == 0 && fed.used == take;
+}
+
 size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	       size_t split, uint64_t *rng, int iov_max)
 {
 	struct iovec iov[1024];
+	int mode = ep_rx_mode(), round = 0;
 	size_t off = 0;
 
 	if (iov_max <= 0 || iov_max > 1024)
 		iov_max = 64;
 	while (off < len) {
-		int n = uiw_qp_rx_iov(qp, iov, iov_max), i;
+		int n, i;
 		size_t room = 0, take, k;
 
+		if (mode == 1 || (mode == 2 && round++ % 2 == 0)) {
+			if (!feed_part(qp, buf, len, &off, split, rng))
+				break;
+			continue;
+		}
+		n = uiw_qp_rx_iov(qp, iov, iov_max);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
