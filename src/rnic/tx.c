@@ -147,6 +147,55 @@ void uiw_tx_drop(struct uiw_qp *qp)
 
 /* ---- Walking a frame's octets -------------------------------------------- */
 
+/* The next run of payload at cursor (si, so), at most left octets. */
+static uint32_t src_run(const struct uiw_tx_frame *f, uint32_t *si,
+			uint32_t *so, uint32_t left, const uint8_t **p)
+{
+	const struct iovec *v;
+	uint32_t run;
+
+	while (*so >= f->src[*si].iov_len) {
+		(*si)++;
+		*so = 0;
+	}
+	v = &f->src[*si];
+	*p = (const uint8_t *)v->iov_base + *so;
+	run = (uint32_t)(v->iov_len - *so);
+	if (run > left)
+		run = left;
+	*so += run;
+	return run;
+}
+
+struct iov_out {
+	struct iovec *iov;
+	int n, max;
+	uint32_t skip;
+};
+
+/* Appends a run (after what is left to skip); false once iov is full. */
+static bool iov_put(struct iov_out *o, const uint8_t *p, uint32_t len)
+{
+	if (o->skip >= len) {
+		o->skip -= len;
+		return true;
+	}
+	p += o->skip;
+	len -= o->skip;
+	o->skip = 0;
+	if (o->n > 0 && (const uint8_t *)o->iov[o->n - 1].iov_base +
+			o->iov[o->n - 1].iov_len == p) {
+		o->iov[o->n - 1].iov_len += len;
+		return true;
+	}
+	if (o->n == o->max)
+		return false;
+	o->iov[o->n].iov_base = (void *)p;
+	o->iov[o->n].iov_len = len;
+	o->n++;
+	return true;
+}
+
 struct fwalk {
 	const struct uiw_tx_frame *f;
 	const struct uiw_mpa_piece *pc;
@@ -207,18 +256,7 @@ static bool fwalk_next(struct fwalk *w, const uint8_t **p, uint32_t *len,
 			*p = f->hdr + UIW_MPA_LEN_FIELD + x;
 			run = f->hlen - x < rem ? f->hlen - x : rem;
 		} else {
-			const struct iovec *v;
-
-			while (w->so >= f->src[w->si].iov_len) {
-				w->si++;
-				w->so = 0;
-			}
-			v = &f->src[w->si];
-			*p = (const uint8_t *)v->iov_base + w->so;
-			run = (uint32_t)(v->iov_len - w->so);
-			if (run > rem)
-				run = rem;
-			w->so += run;
+			run = src_run(f, &w->si, &w->so, rem, p);
 		}
 		break;
 	}
@@ -236,26 +274,6 @@ static bool fwalk_next(struct fwalk *w, const uint8_t **p, uint32_t *len,
  * to walk.  Most connections run without markers (RFC 6581 §4 lets
  * either side decline them). */
 
-/* The next run of payload at cursor (si, so), at most left octets. */
-static uint32_t src_run(const struct uiw_tx_frame *f, uint32_t *si,
-			uint32_t *so, uint32_t left, const uint8_t **p)
-{
-	const struct iovec *v;
-	uint32_t run;
-
-	while (*so >= f->src[*si].iov_len) {
-		(*si)++;
-		*so = 0;
-	}
-	v = &f->src[*si];
-	*p = (const uint8_t *)v->iov_base + *so;
-	run = (uint32_t)(v->iov_len - *so);
-	if (run > left)
-		run = left;
-	*so += run;
-	return run;
-}
-
 static uint32_t plain_crc(const struct uiw_tx_frame *f)
 {
 	uint32_t crc = uiw_crc32c_update(UIW_CRC32C_INIT, f->hdr,
@@ -271,35 +289,6 @@ static uint32_t plain_crc(const struct uiw_tx_frame *f)
 	}
 	return uiw_crc32c_final(uiw_crc32c_update(crc, zeros,
 						  uiw_mpa_pad_len(f->ulen)));
-}
-
-struct iov_out {
-	struct iovec *iov;
-	int n, max;
-	uint32_t skip;
-};
-
-/* Appends a run (after what is left to skip); false once iov is full. */
-static bool iov_put(struct iov_out *o, const uint8_t *p, uint32_t len)
-{
-	if (o->skip >= len) {
-		o->skip -= len;
-		return true;
-	}
-	p += o->skip;
-	len -= o->skip;
-	o->skip = 0;
-	if (o->n > 0 && (const uint8_t *)o->iov[o->n - 1].iov_base +
-			o->iov[o->n - 1].iov_len == p) {
-		o->iov[o->n - 1].iov_len += len;
-		return true;
-	}
-	if (o->n == o->max)
-		return false;
-	o->iov[o->n].iov_base = (void *)p;
-	o->iov[o->n].iov_len = len;
-	o->n++;
-	return true;
 }
 
 static int plain_iov(const struct uiw_tx_frame *f, uint32_t skip,
@@ -327,33 +316,19 @@ static int plain_iov(const struct uiw_tx_frame *f, uint32_t skip,
 static int fr_iov(struct uiw_qp *qp, const struct uiw_tx_frame *f,
 		  uint32_t skip, struct iovec *iov, int max)
 {
+	struct iov_out o = { iov, 0, max, skip };
 	struct fwalk w;
 	const uint8_t *p;
 	uint32_t len;
 	bool is_crc;
-	int n = 0;
 
 	if (!qp->lp.markers_tx)
 		return plain_iov(f, skip, iov, max);
 	fwalk_init(qp, &w, f);
-	while (n < max && fwalk_next(&w, &p, &len, &is_crc)) {
-		if (skip >= len) {
-			skip -= len;
-			continue;
-		}
-		p += skip;
-		len -= skip;
-		skip = 0;
-		if (n > 0 && (const uint8_t *)iov[n - 1].iov_base +
-			     iov[n - 1].iov_len == p) {
-			iov[n - 1].iov_len += len;
-			continue;
-		}
-		iov[n].iov_base = (void *)p;
-		iov[n].iov_len = len;
-		n++;
-	}
-	return n;
+	while (fwalk_next(&w, &p, &len, &is_crc))
+		if (!iov_put(&o, p, len))
+			break;
+	return o.n;
 }
 
 /* ---- Building frames ----------------------------------------------------- */
