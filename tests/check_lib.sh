@@ -5,6 +5,8 @@
 #   show FILE...          the start of each non-empty FILE, after a failure
 #                         (its end with SHOW_END=1)
 #   check_summary         "N checks, M failed"; status 0 only with no failure
+#   fail "why"            for tests that stop at their first failure:
+#                         "FAIL: why" on stderr, exit 1
 #
 # A test may redefine check_tag to put something (in CHECK_TAG) before
 # each check's message, such as the time it took.
@@ -38,4 +40,8 @@ show() {
 check_summary() {
 	echo "$checks checks, $failures failed"
 	[ "$failures" -eq 0 ]
+}
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
 }

@@ -1162,8 +1162,8 @@ static void lat_stats(double *v, size_t n, double out[4])
 		       out);
 }
 
-/* Latency with --tcp: uiwarp and raw TCP take turns (LAT_TURNS each per
- * run), and the samples of every turn, less its warm-up, are pooled.  A
+/* Latency with --tcp: uiwarp and raw TCP take turns (lat_in_turns), and
+ * the samples of every turn, less its warm-up, are pooled.  A
  * slow stretch of the machine, seconds long, then falls on both. */
 static struct lat_pool {
 	bool on;
@@ -1611,12 +1611,13 @@ static void measure(int t, struct result *res)
 
 	for (k = 0; k < o.repeat; k++) {
 		runs[k] = *res;
-		if (lat_turns())
+		if (lat_turns()) {
 			lat_in_turns(t, &runs[k]);
-		else if (o.tcp)
-			client_tcp(t, res->size, &runs[k]);
-		if (!lat_turns())
+		} else {
+			if (o.tcp)
+				client_tcp(t, res->size, &runs[k]);
 			client_run(t, res->size, &runs[k]);
+		}
 		/* the spread behind the figure kept */
 		if (o.repeat > 1 && o.tcp)
 			fprintf(stderr, "  %s %zu run %d: %.6g, raw TCP %.6g, "

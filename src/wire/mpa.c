@@ -190,11 +190,10 @@ static void lay_field(struct layout *l, uint8_t kind, uint32_t len)
 static unsigned layout_plain(uint32_t ulpdu_len, struct uiw_mpa_piece *out,
 			     unsigned max, uint32_t *fpdu_len)
 {
-	const uint32_t pad = uiw_mpa_pad_len(ulpdu_len);
 	const struct uiw_mpa_piece f[4] = {
 		{ .kind = UIW_MPA_P_LEN, .len = UIW_MPA_LEN_FIELD },
 		{ .kind = UIW_MPA_P_ULPDU, .len = ulpdu_len },
-		{ .kind = UIW_MPA_P_PAD, .len = pad },
+		{ .kind = UIW_MPA_P_PAD, .len = uiw_mpa_pad_len(ulpdu_len) },
 		{ .kind = UIW_MPA_P_CRC, .len = UIW_MPA_CRC_LEN },
 	};
 	unsigned i, n = 0;
@@ -208,7 +207,7 @@ static unsigned layout_plain(uint32_t ulpdu_len, struct uiw_mpa_piece *out,
 			return 0;
 		out[n++] = f[i];
 	}
-	*fpdu_len = UIW_MPA_LEN_FIELD + ulpdu_len + pad + UIW_MPA_CRC_LEN;
+	*fpdu_len = uiw_mpa_plain_len(ulpdu_len);
 	return n;
 }
 

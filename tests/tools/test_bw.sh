@@ -7,10 +7,8 @@ set -uo pipefail
 build=${1:?usage: test_bw.sh <build-dir> <source-dir>}
 bin=$build/uiwarp-bw
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../check_lib.sh
+. "$(dirname "$0")/../check_lib.sh"
 
 [ -x "$bin" ] || fail "$bin is missing: build the tree first"
 out=$(timeout 120 "$bin" -t 0.3 -s 64k,100000 -d 8 2>&1)

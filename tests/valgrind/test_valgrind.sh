@@ -11,10 +11,8 @@ set -uo pipefail
 
 build=${1:?usage: test_valgrind.sh <build-dir> [<source-dir>]}
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../check_lib.sh
+. "$(dirname "$0")/../check_lib.sh"
 
 command -v valgrind >/dev/null ||
 	fail "valgrind is not installed (make deps installs it)"

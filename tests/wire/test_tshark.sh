@@ -25,10 +25,8 @@ timeout_s=${UIW_TEST_TIMEOUT_S:-60}
 tag=${UIW_WIRE_TAG:-}
 align_max=${UIW_WIRE_ALIGN_MAX:-20}
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../check_lib.sh
+. "$(dirname "$0")/../check_lib.sh"
 
 command -v tshark >/dev/null || fail "tshark is not installed (run scripts/install-deps.sh as root)"
 command -v dumpcap >/dev/null || fail "dumpcap is not installed (run scripts/install-deps.sh as root)"

@@ -27,10 +27,8 @@ build=${1:?usage: test_tshark_atomic.sh <build-dir> <source-dir>}
 tool=$build/uiwarp-atomicbench
 timeout_s=${UIW_TEST_TIMEOUT_S:-60}
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../check_lib.sh
+. "$(dirname "$0")/../check_lib.sh"
 
 command -v tshark >/dev/null || fail "tshark is not installed"
 command -v dumpcap >/dev/null || fail "dumpcap is not installed"

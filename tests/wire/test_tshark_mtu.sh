@@ -18,10 +18,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mtu=${UIW_WIRE_MTU:-1500}
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../check_lib.sh
+. "$(dirname "$0")/../check_lib.sh"
 
 command -v unshare >/dev/null || fail "unshare is not installed (util-linux)"
 command -v ip >/dev/null || fail "ip is not installed (iproute2; run scripts/install-deps.sh as root)"
