@@ -10,7 +10,7 @@
 #     server and a client process;
 #   - message rate (--rate --poll): 8-octet Writes and Sends, 64 outstanding;
 #
-# raw TCP is measured just before each uiwarp figure in the same
+# raw TCP takes turns with uiwarp for each figure in the same
 # invocation.  Writes bench/perf-latest.md and the plots bench/perf-bw.png
 # and bench/perf-lat.png.  A benchmark: it never fails for being slow.
 #
@@ -213,7 +213,9 @@ human() {
 		"with raw TCP's, each after 100 of warm-up, rate ${secs} s (8 B," \
 		"depth 64, --poll)"
 	echo "- every figure is the median of $repeat runs (uiwarp-perf --repeat $repeat;" \
-		"raw TCP runs just before each uiwarp run, or takes turns with it;" \
+		"raw TCP takes turns with each uiwarp run (bandwidth, rate: four" \
+		"turns each, raw TCP streaming from and into as much memory as" \
+		"uiwarp's slots, depth x size);" \
 		"against libfabric, per size" \
 		"$repeat turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
 		"two processes each, with the same number of ping-pongs: $iters up to" \
@@ -221,7 +223,7 @@ human() {
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
-	echo "Ratios: \"vs TCP\" is uiwarp over raw TCP measured just before at"
+	echo "Ratios: \"vs TCP\" is uiwarp over raw TCP measured in turns with it at"
 	echo "the same size (throughput: higher is better; latency: lower is"
 	echo "better); \"vs libfabric\" is uiwarp's mean Send/Receive half round"
 	echo "trip over fi_pingpong's mean (lower is better)."

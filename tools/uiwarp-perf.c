@@ -45,12 +45,15 @@
  *           Write with Immediate: the receive completion; Read and
  *           atomics: the client's completion (the server is passive).
  *           Reported: half the round trip, min/avg/median/p99 in µs.
- * Raw TCP (--tcp), before each uiwarp measurement at the same size: bw
- * and rate stream messages of the size (one write() each) over a fresh
- * connection; lat ping-pongs messages of the size, and with a count of
- * ping-pongs (-n) of at least eight warm-ups the two take turns (up to
- * ten each, a fresh connection per raw TCP turn, every turn's warm-up
- * left out) so that a slow stretch of the machine falls on both.
+ * Raw TCP (--tcp), in the same run as each uiwarp measurement at the
+ * same size: bw and rate stream messages of the size (one write() each)
+ * from the client's source slots of the uiwarp run, in turn, into a
+ * ring as large as the server's targets (so both touch as much memory),
+ * and with -D of at least 0.2 s the two take turns (up to four each);
+ * lat ping-pongs messages of the size, and with a count of ping-pongs
+ * (-n) of at least eight warm-ups the two take turns (up to ten each,
+ * every turn's warm-up left out).  Each raw TCP turn is a fresh
+ * connection.  A slow stretch of the machine then falls on both.
  *
  * Completion (--poll / --event): --poll puts the CQ in the library's
  * poll mode, where uiw_cq_poll receives on the calling thread (for bw
@@ -103,6 +106,8 @@
 #define TIMEOUT_S 30.0
 #define LAT_STOP 0xff                         /* last octet: final ping */
 #define LAT_TURNS 10          /* --lat --tcp: turns of each per run */
+#define BW_TURNS 4            /* bw, rate with --tcp: turns of each */
+#define BW_TURN_MIN 0.1       /* seconds, at least, per turn */
 
 enum test { T_WRITE, T_READ, T_SEND, T_WRITE_IMM, T_FETCH_ADD, T_CMP_SWAP,
 	    NTESTS };
@@ -648,16 +653,17 @@ static void read_full(int fd, uint8_t *p, size_t len, bool spin)
 	}
 }
 
-/* Streams messages of size until EOF; returns the octets. */
-static uint64_t tcp_sink(int fd, size_t size)
+/* Streams messages until EOF into ring (ring_len octets, a multiple of
+ * chunk), in reads of up to chunk octets; returns the octets. */
+static uint64_t tcp_sink(int fd, uint8_t *ring, size_t ring_len,
+			 size_t chunk)
 {
-	size_t blen = size < 65536 ? 65536 : size;
-	uint8_t *b = uiw_tool_alloc(blen);
 	uint64_t got = 0;
+	size_t off = 0;
 	ssize_t n;
 
 	for (;;) {
-		n = recv(fd, b, blen, 0);
+		n = recv(fd, ring + off, chunk - off % chunk, 0);
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -666,8 +672,8 @@ static uint64_t tcp_sink(int fd, size_t size)
 			die("raw TCP: recv: %s", strerror(errno));
 		}
 		got += (uint64_t)n;
+		off = (off + (size_t)n) % ring_len;
 	}
-	free(b);
 	return got;
 }
 
@@ -925,14 +931,26 @@ static void srv_run(struct server *sv, struct rec *run)
 	if (run->a == RUN_TCP) {
 		int fd = accept(sv->tcp_lfd, NULL, NULL);
 
+		size_t chunk = size < 65536 ? 65536 : size;
+		size_t ring = (size_t)s->nslots * s->stride;
+		uint8_t *own = NULL;
+
 		if (fd < 0)
 			srv_fail(sv, "raw TCP accept: %s", strerror(errno));
 		set_nodelay(fd);
+		/* The stream lands in QP 0's targets of the uiwarp run, so
+		 * that raw TCP touches as much memory as uiwarp does (or the
+		 * cache would favour it), read by the message (at least 64
+		 * KiB: small messages go to a buffer of their own). */
+		if (sv->mode != M_LAT && ring < chunk)
+			own = uiw_tool_alloc(ring = chunk);
 		ctl_send1(sv->ctl, R_READY, 0, 0);
 		if (sv->mode == M_LAT)
 			tcp_echo(fd, size, !s->event);
 		else
-			got = tcp_sink(fd, size);
+			got = tcp_sink(fd, own ? own : target(s, 0, 0),
+				       ring / chunk * chunk, chunk);
+		free(own);
 		close(fd);
 		v[0] = got;
 		v[1] = 1;
@@ -1116,8 +1134,10 @@ struct result {
 	double secs, mbps, mops;
 	double lat[4];            /* min, avg, median, p99 (µs) */
 	int have_tcp;
-	double tcp_mbps, tcp_mops, tcp_lat[4];
+	uint64_t tcp_ops;
+	double tcp_secs, tcp_mbps, tcp_mops, tcp_lat[4];
 	double vs_tcp;
+	int turns;                /* with raw TCP: turns of each */
 };
 
 static struct side cl;
@@ -1162,7 +1182,7 @@ static void lat_stats(double *v, size_t n, double out[4])
 		       out);
 }
 
-/* Latency with --tcp: uiwarp and raw TCP take turns (lat_in_turns), and
+/* Latency with --tcp: uiwarp and raw TCP take turns (in_turns), and
  * the samples of every turn, less its warm-up, are pooled.  A
  * slow stretch of the machine, seconds long, then falls on both. */
 static struct lat_pool {
@@ -1235,7 +1255,7 @@ static void client_tcp(int t, size_t size, struct result *res)
 	uint64_t sent = 0, v[2] = { RUN_TCP, size };
 	uint8_t *b;
 	struct rec r;
-	int fd;
+	int fd, i;
 
 	ctl_send(&cl.ctl, R_RUN, RUN_TCP, v, 2, NULL);
 	set_port(&ss, srv_tcp_port);
@@ -1243,6 +1263,11 @@ static void client_tcp(int t, size_t size, struct result *res)
 	cl_expect(&r, R_READY, "READY");
 	b = uiw_tool_alloc(size);
 	uiw_tool_fill(b, size, seed_of(t, size));
+	/* bw, rate: from the source slots of the uiwarp run, in turn, so
+	 * that raw TCP touches as much memory as uiwarp does */
+	for (i = 0; o.mode != M_LAT && i < cl.nslots; i++)
+		uiw_tool_fill(source(&cl, 0, (uint64_t)i), size,
+			      seed_of(t, size));
 	start = now_s();
 	end = start + o.duration;
 	if (o.mode == M_LAT) {
@@ -1263,7 +1288,7 @@ static void client_tcp(int t, size_t size, struct result *res)
 		stop = now_s();
 	} else {
 		while (go_on(end, sent)) {
-			write_all(fd, b, size, "raw TCP");
+			write_all(fd, source(&cl, 0, sent), size, "raw TCP");
 			sent++;
 		}
 		shutdown(fd, SHUT_WR);
@@ -1276,6 +1301,8 @@ static void client_tcp(int t, size_t size, struct result *res)
 	close(fd);
 	free(b);
 	res->have_tcp = 1;
+	res->tcp_ops = sent;
+	res->tcp_secs = stop - start;
 	res->tcp_mbps = (double)sent * (double)size / (stop - start) / 1e6;
 	res->tcp_mops = (double)sent / (stop - start) / 1e6;
 	if (!lat_pool_add(1, lat, nlat))
@@ -1553,57 +1580,84 @@ static int median_run(const struct result *runs, int n)
 	return idx[(n - 1) / 2];
 }
 
-/* Latency with --tcp and a count of ping-pongs (not a duration) large
- * enough to cut into turns. */
-static int lat_turns(void)
+/* With --tcp, the number of turns raw TCP and uiwarp take in one run
+ * (0: one of each): latency with a count of ping-pongs large enough to
+ * cut into turns of at least four warm-ups, or bw and rate with a
+ * duration long enough for turns of BW_TURN_MIN. */
+static int turns(void)
 {
 	uint64_t per = 4 * (o.warmup > 10 ? o.warmup : 10), n;
 
-	if (o.mode != M_LAT || !o.tcp || o.duration > 0)
+	if (!o.tcp)
 		return 0;
-	n = o.iters / per;
-	n = n < LAT_TURNS ? n : LAT_TURNS;
+	if (o.mode != M_LAT) {
+		n = o.duration > 0 ? (uint64_t)(o.duration / BW_TURN_MIN) : 0;
+		n = n < BW_TURNS ? n : BW_TURNS;
+	} else {
+		if (o.duration > 0)
+			return 0;
+		n = o.iters / per;
+		n = n < LAT_TURNS ? n : LAT_TURNS;
+	}
 	return n >= 2 ? (int)n : 0;
 }
 
-/* One run of a latency figure in turns of raw TCP, then uiwarp (up to
- * LAT_TURNS, each at least four warm-ups long), o.iters ping-pongs in
- * all for each.  Every turn leaves out its first o.warmup ping-pongs:
- * raw TCP's connection is a new one each time, and uiwarp's poll mode
- * takes receiving back from the progress thread. */
-static void lat_in_turns(int t, struct result *res)
+/* One run of a figure in turns of raw TCP, then uiwarp: the machine's
+ * slow stretches, seconds long, then fall on both alike.  Throughput
+ * and rate split o.duration among the turns and pool octets and time.
+ * Latency splits o.iters (each turn at least four warm-ups long) and
+ * pools the samples, every turn leaving out its first o.warmup
+ * ping-pongs: raw TCP's connection is a new one each time, and
+ * uiwarp's poll mode takes receiving back from the progress thread. */
+static void in_turns(int t, struct result *res)
 {
-	uint64_t iters = o.iters, ops = 0;
-	int turn, turns = lat_turns();
-	double secs = 0;
+	uint64_t iters = o.iters, ops = 0, tops = 0;
+	double dur = o.duration, secs = 0, tsecs = 0;
+	int turn, n = turns();
+	bool lat = o.mode == M_LAT;
+	size_t unit = is_atomic(t) ? 8 : res->size;
 
-	pool.on = true;
+	pool.on = lat;
 	pool.n[0] = pool.n[1] = 0;
-	for (turn = 0; turn < turns; turn++) {
-		o.iters = iters / (uint64_t)turns +
-			  ((uint64_t)turn < iters % (uint64_t)turns ? 1 : 0);
+	for (turn = 0; turn < n; turn++) {
+		if (lat)
+			o.iters = iters / (uint64_t)n +
+				  ((uint64_t)turn < iters % (uint64_t)n);
+		else
+			o.duration = dur / n;
 		pool.skip = (size_t)o.warmup;
 		client_tcp(t, res->size, res);
+		tops += res->tcp_ops;
+		tsecs += res->tcp_secs;
 		client_run(t, res->size, res);
 		ops += res->ops;
 		secs += res->secs;
 	}
 	o.iters = iters;
+	o.duration = dur;
 	pool.on = false;
 	res->ops = ops;
 	res->secs = secs;
 	res->mops = (double)ops / secs / 1e6;
-	res->mbps = res->mops * (double)res->size;
-	lat_stats_skip(pool.v[0], pool.n[0], 0, res->lat);
-	lat_stats_skip(pool.v[1], pool.n[1], 0, res->tcp_lat);
+	res->mbps = res->mops * (double)unit;
+	res->tcp_ops = tops;
+	res->tcp_secs = tsecs;
+	res->tcp_mops = (double)tops / tsecs / 1e6;
+	res->tcp_mbps = res->tcp_mops * (double)res->size;
+	res->turns = n;
+	if (lat) {
+		lat_stats_skip(pool.v[0], pool.n[0], 0, res->lat);
+		lat_stats_skip(pool.v[1], pool.n[1], 0, res->tcp_lat);
+	}
 }
 
-/* One figure: o.repeat runs, raw TCP (with --tcp) just before each
- * uiwarp run (latency: in turns with it, lat_in_turns).  The run kept is the one with the median figure or, with
- * --tcp, the pair with the median ratio: a pair is measured seconds
- * apart, so a disturbed stretch of the machine (see bench/profile.md)
- * tends to slow both of its halves, where the medians of the two series
- * taken apart could come from different stretches. */
+/* One figure: o.repeat runs, each with --tcp in turns with raw TCP
+ * (in_turns) or, too short for turns, just after it.  The run kept is
+ * the one with the median figure or, with --tcp, the pair with the
+ * median ratio: a pair is measured in the same seconds, so a disturbed
+ * stretch of the machine (see bench/profile.md) tends to slow both of
+ * its halves, where the medians of the two series taken apart could
+ * come from different stretches. */
 static void measure(int t, struct result *res)
 {
 	struct result runs[MAX_REPEAT];
@@ -1611,8 +1665,8 @@ static void measure(int t, struct result *res)
 
 	for (k = 0; k < o.repeat; k++) {
 		runs[k] = *res;
-		if (lat_turns()) {
-			lat_in_turns(t, &runs[k]);
+		if (turns()) {
+			in_turns(t, &runs[k]);
 		} else {
 			if (o.tcp)
 				client_tcp(t, res->size, &runs[k]);
@@ -1645,7 +1699,7 @@ static const char *const columns[] = {
 	"completion", "ops", "seconds", "mbps", "mmsgs", "lat_min_us",
 	"lat_avg_us", "lat_median_us", "lat_p99_us", "tcp_mbps", "tcp_mmsgs",
 	"tcp_lat_min_us", "tcp_lat_avg_us", "tcp_lat_median_us",
-	"tcp_lat_p99_us", "vs_tcp",
+	"tcp_lat_p99_us", "vs_tcp", "turns",
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
 
@@ -1704,6 +1758,10 @@ static void cell(const struct result *r, int c, char *buf, size_t len,
 		x = r->have_tcp && lat ? r->tcp_lat[c - 18] : NAN;
 		break;
 	case 22: x = r->have_tcp ? r->vs_tcp : NAN; break;
+	case 23:
+		if (r->have_tcp)
+			snprintf(buf, len, "%d", r->turns ? r->turns : 1);
+		return;
 	}
 	if (!isnan(x))
 		snprintf(buf, len, "%.*f", c == 11 || c == 17 || c == 22 ? 4
@@ -1804,7 +1862,7 @@ static void print_table(const char *where)
 		       "TCP's median (lower is better).\n");
 	else
 		printf("\nMB/s: 10^6 payload octets per second; \"vs TCP\": "
-		       "over raw TCP at the same size, measured just before.\n");
+		       "over raw TCP at the same size, measured in turns with it.\n");
 }
 
 /* ------------------------------------------------------------------ */

@@ -27,7 +27,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 
 columns="test mode size qps depth crc markers completion ops seconds mbps \
 mmsgs lat_min_us lat_avg_us lat_median_us lat_p99_us tcp_mbps tcp_mmsgs \
-tcp_lat_min_us tcp_lat_avg_us tcp_lat_median_us tcp_lat_p99_us vs_tcp"
+tcp_lat_min_us tcp_lat_avg_us tcp_lat_median_us tcp_lat_p99_us vs_tcp turns"
 
 # check_csv <file> <mode> <tests...>: the header names every column; one
 # row per test (and per size for data tests); the figures of the mode are
@@ -115,6 +115,20 @@ else
 	bad "bw run failed"; show "$tmp/bw.err"
 fi
 
+# 1b. bandwidth with raw TCP in turns (-D 0.4: four turns of 0.1 s each)
+if timeout 120 "$perf" --loopback -t write,send -S 64k -D 0.4 --tcp --csv \
+	>"$tmp/bwturns.csv" 2>"$tmp/bwturns.err" &&
+   check_csv "$tmp/bwturns.csv" bw write send &&
+   awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["turns"] != 4 || !($c["ops"] > 0) || !($c["seconds"] >= 0.4) ||
+	!($c["tcp_mbps"] > 0) || !($c["vs_tcp"] > 0) { exit 1 }
+	END { if (NR != 3) exit 1 }' "$tmp/bwturns.csv"; then
+	ok "bw with raw TCP in four turns: both figures, 0.4 s of uiwarp"
+else
+	bad "bw in turns"; show "$tmp/bwturns.csv" "$tmp/bwturns.err" \
+		"$tmp/csvcheck"
+fi
+
 # 2. latency: every test type, JSON, busy polling
 if timeout 120 "$perf" --loopback -t all --lat -S 16 -n 300 --tcp --poll \
 	--json >"$tmp/lat.json" 2>"$tmp/lat.err"; then
@@ -134,7 +148,7 @@ if timeout 120 "$perf" --loopback -t write,send --lat -S 8 -n 1000 \
 	--warmup 50 --tcp --poll --csv >"$tmp/turns.csv" 2>"$tmp/turns.err" &&
    check_csv "$tmp/turns.csv" lat write send &&
    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-	$c["ops"] != 1000 || !($c["lat_median_us"] > 0) ||
+	$c["ops"] != 1000 || $c["turns"] != 5 || !($c["lat_median_us"] > 0) ||
 	!($c["tcp_lat_median_us"] > 0) || !($c["vs_tcp"] > 0) { exit 1 }' \
 	"$tmp/turns.csv"; then
 	ok "lat with raw TCP in turns: all 1000 ping-pongs, both medians"
