@@ -889,22 +889,46 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 
 /* rx_feed, without markers, at an FPDU's first octet with its prelude at
  * hand: the FPDU is laid out from src (no copy to start[] and replay),
- * and when all of it is there its CRC is taken in one pass.  The body
- * then goes through body_consume as always. */
-static void prelude_direct(struct uiw_qp *qp, const uint8_t *src, size_t n,
-			   struct uiw_qp_act *act)
+ * and when all of it is there its CRC is taken in one pass.  When the
+ * DDP header is there too, ULPDU_Length and the header are taken in one
+ * step (the walk of body_consume takes the length field, the control
+ * octet and the rest of the header in three) and the header validated.
+ * Returns the octets taken; body_consume goes on from there. */
+static size_t prelude_direct(struct uiw_qp *qp, const uint8_t *src,
+			     size_t n, struct uiw_qp_act *act)
 {
 	struct uiw_rx *r = &qp->rx;
-	uint32_t flen;
+	uint32_t flen, hl, take;
 
 	r->ulen = (uint16_t)(src[0] << 8 | src[1]);
 	if (!fpdu_lay(qp, act, &flen))
-		return;
+		return 0;
 	if (qp->lp.crc && n >= flen) {
 		r->crc = uiw_crc32c_update(r->crc, src,
 					   flen - UIW_MPA_CRC_LEN);
 		r->crc_whole = true;
 	}
+	/* pieces: [0] ULPDU_Length, [1] the ULPDU (no markers) */
+	if (r->ulen == 0 || r->hdr_done)
+		return 0;
+	hl = (uint32_t)uiw_ddp_hdr_len(src[UIW_MPA_LEN_FIELD]);
+	hl = r->ulen < hl ? r->ulen : hl;
+	take = UIW_MPA_LEN_FIELD + hl;
+	if (n < take)
+		return 0;
+	memcpy(r->lenf, src, UIW_MPA_LEN_FIELD);
+	memcpy(r->hdr, src + UIW_MPA_LEN_FIELD, hl);
+	if (qp->lp.crc && !r->crc_whole)
+		r->crc = uiw_crc32c_update(r->crc, src, take);
+	r->htarget = (uint8_t)hl;
+	r->u = hl;
+	r->pos += take;
+	r->pi = hl == r->pieces[1].len ? 2 : 1;
+	r->poff = r->pi == 2 ? 0 : hl;
+	validate_header(qp);
+	if (r->feeding)
+		rx_take_holds(qp);
+	return take;
 }
 
 /* n octets of the stream: at src (rx_feed), or already where the last
@@ -919,7 +943,7 @@ static size_t rx_consume(struct uiw_qp *qp, const uint8_t *src, size_t n,
 	while (off < n && !r->stopped) {
 		if (r->stage == UIW_RX_PRELUDE && src && !qp->lp.markers_rx &&
 		    r->start_got == 0 && n - off >= 4u + UIW_RX_SPEC) {
-			prelude_direct(qp, src + off, n - off, act);
+			off += prelude_direct(qp, src + off, n - off, act);
 		} else if (r->stage == UIW_RX_PRELUDE) {
 			/* The octets go to start[]; r->pos stays at the
 			 * FPDU's start until they are replayed. */
