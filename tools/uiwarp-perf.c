@@ -34,7 +34,8 @@
  *           operations per QP.  Write: timed until a 1-octet Read that
  *           follows the Writes completes (RFC 5040 §5.5: its Response
  *           comes after them); Send and Write with Immediate: until the
- *           server reports that every message arrived; Read and atomics:
+ *           server reports that every message arrived (before it checks
+ *           the data); Read and atomics:
  *           until the last completion.  Data verified at the end (--bw
  *           and --rate; --no-verify skips): every slot the run used holds
  *           the pattern of the run; every atomic returns the value that
@@ -101,7 +102,7 @@
 #define MAX_DEPTH 1024
 #define BUF_CAP ((size_t)256 * 1024 * 1024)  /* per side */
 #define MAGIC 0x75697066u                     /* "uipf" */
-#define VERSION 1
+#define VERSION 2
 #define REC_LEN 128
 #define TIMEOUT_S 30.0
 #define LAT_STOP 0xff                         /* last octet: final ping */
@@ -118,7 +119,7 @@ enum mode { M_BW, M_LAT, M_RATE };
 static const char *const mode_names[] = { "bw", "lat", "rate" };
 
 enum rec_type { R_HELLO = 1, R_WELCOME, R_ERROR, R_RUN, R_READY, R_CREDIT,
-		R_DONE, R_RESULT, R_BYE };
+		R_DONE, R_RESULT, R_BYE, R_ARRIVED };
 #define RUN_TCP 0xffu                         /* RUN: raw TCP, not a test */
 
 static bool is_atomic(int t)
@@ -984,6 +985,8 @@ static void srv_run(struct server *sv, struct rec *run)
 			srv_fail(sv, "expected DONE, got record %u", r.type);
 	} else if (uses_recv(t)) {
 		srv_recv_stream(sv, t, size, &got, msg, sizeof(msg));
+		/* the end of the client's time: before the check below */
+		ctl_send1(sv->ctl, R_ARRIVED, 0, got);
 	} else {
 		side_idle(s);
 		ctl_send1(sv->ctl, R_READY, 0, 0);
@@ -1388,9 +1391,13 @@ static void client_bw(int t, size_t size, struct result *res, int depth)
 	{
 		struct rec r;
 
-		cl_expect(&r, R_RESULT, "RESULT");
-		if (credit)
+		/* Sends: timed until the server has them all, not until it
+		 * has checked them too */
+		if (credit) {
+			cl_expect(&r, R_ARRIVED, "ARRIVED");
 			stop = now_s();
+		}
+		cl_expect(&r, R_RESULT, "RESULT");
 		if (!r.v[1])
 			die("%s %zu octets: verification failed: %s",
 			    test_names[t], size, r.text);
