@@ -48,8 +48,9 @@
  *           Reported: half the round trip, min/avg/median/p99 in µs.
  * Raw TCP (--tcp), in the same run as each uiwarp measurement at the
  * same size: bw and rate stream messages of the size (one write() each)
- * from the client's source slots of the uiwarp run, in turn, into a
- * ring as large as the server's targets (so both touch as much memory),
+ * from the client's source slots of the uiwarp run, in turn, into the
+ * server's target slots (so both touch the same memory; under 64 KiB
+ * into one buffer, 64 KiB per read),
  * and with -D of at least 0.2 s the two take turns (up to four each);
  * lat ping-pongs messages of the size, and with a count of ping-pongs
  * (-n) of at least eight warm-ups the two take turns (up to ten each,
@@ -654,17 +655,21 @@ static void read_full(int fd, uint8_t *p, size_t len, bool spin)
 	}
 }
 
-/* Streams messages until EOF into ring (ring_len octets, a multiple of
- * chunk), in reads of up to chunk octets; returns the octets. */
-static uint64_t tcp_sink(int fd, uint8_t *ring, size_t ring_len,
-			 size_t chunk)
+/* Streams messages of size octets until EOF; returns the octets.  With
+ * own, into that buffer of 64 KiB (small messages: read 64 KiB at a
+ * time); else message by message into QP 0's target slots of side s,
+ * in turn, where uiwarp's run puts them. */
+static uint64_t tcp_sink(int fd, struct side *s, size_t size, uint8_t *own)
 {
-	uint64_t got = 0;
+	uint64_t got = 0, slot = 0;
 	size_t off = 0;
 	ssize_t n;
 
 	for (;;) {
-		n = recv(fd, ring + off, chunk - off % chunk, 0);
+		if (own)
+			n = recv(fd, own, 65536, 0);
+		else
+			n = recv(fd, target(s, 0, slot) + off, size - off, 0);
 		if (n == 0)
 			break;
 		if (n < 0) {
@@ -673,7 +678,11 @@ static uint64_t tcp_sink(int fd, uint8_t *ring, size_t ring_len,
 			die("raw TCP: recv: %s", strerror(errno));
 		}
 		got += (uint64_t)n;
-		off = (off + (size_t)n) % ring_len;
+		off += (size_t)n;
+		if (off == size) {
+			off = 0;
+			slot++;
+		}
 	}
 	return got;
 }
@@ -932,25 +941,22 @@ static void srv_run(struct server *sv, struct rec *run)
 	if (run->a == RUN_TCP) {
 		int fd = accept(sv->tcp_lfd, NULL, NULL);
 
-		size_t chunk = size < 65536 ? 65536 : size;
-		size_t ring = (size_t)s->nslots * s->stride;
 		uint8_t *own = NULL;
 
 		if (fd < 0)
 			srv_fail(sv, "raw TCP accept: %s", strerror(errno));
 		set_nodelay(fd);
-		/* The stream lands in QP 0's targets of the uiwarp run, so
-		 * that raw TCP touches as much memory as uiwarp does (or the
-		 * cache would favour it), read by the message (at least 64
-		 * KiB: small messages go to a buffer of their own). */
-		if (sv->mode != M_LAT && ring < chunk)
-			own = uiw_tool_alloc(ring = chunk);
+		/* The stream lands in QP 0's target slots of the uiwarp run,
+		 * so that raw TCP touches the memory uiwarp does (or the
+		 * cache would favour one of them); messages under 64 KiB in
+		 * a buffer of their own, read 64 KiB at a time. */
+		if (sv->mode != M_LAT && size < 65536)
+			own = uiw_tool_alloc(65536);
 		ctl_send1(sv->ctl, R_READY, 0, 0);
 		if (sv->mode == M_LAT)
 			tcp_echo(fd, size, !s->event);
 		else
-			got = tcp_sink(fd, own ? own : target(s, 0, 0),
-				       ring / chunk * chunk, chunk);
+			got = tcp_sink(fd, s, size, own);
 		free(own);
 		close(fd);
 		v[0] = got;
