@@ -148,7 +148,7 @@ struct opts {
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	int nqp, depth;
-	int crc, markers;         /* enum uiw_opt */
+	int crc, markers, align;  /* enum uiw_opt */
 	int event;
 	double duration;          /* 0: iterations */
 	uint64_t iters;
@@ -1096,6 +1096,7 @@ static void serve(struct ctl *ctl, bool quiet)
 	memset(&p, 0, sizeof(p));
 	p.crc = (enum uiw_opt)(r.v[1] >> 12 & 0xf);
 	p.markers = (enum uiw_opt)(r.v[1] >> 16 & 0xf);
+	p.align = (enum uiw_opt)(r.v[1] >> 24 & 0xf);
 	for (q = 0; q < nqp; q++) {
 		uiw_tool_wait_event(sv.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 		sv.s.qp[q].e.id = ev.id;
@@ -1923,7 +1924,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 		  o.mode != M_LAT);
 
 	flags = o.tests | (unsigned)o.mode << 8 | (unsigned)o.crc << 12 |
-		(unsigned)o.markers << 16 | (unsigned)o.event << 20;
+		(unsigned)o.markers << 16 | (unsigned)o.event << 20 |
+		(unsigned)o.align << 24;
 	v[0] = (uint64_t)MAGIC << 32 | VERSION;
 	v[1] = flags;
 	v[2] = (uint64_t)o.nqp << 32 | (uint32_t)o.depth;
@@ -1946,6 +1948,7 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 		memset(&p, 0, sizeof(p));
 		p.crc = (enum uiw_opt)o.crc;
 		p.markers = (enum uiw_opt)o.markers;
+		p.align = (enum uiw_opt)o.align;
 		set_port(&ss, (unsigned)r.v[0]);
 		check(uiw_cm_connect(ch, st->e.qp, (struct sockaddr *)&ss,
 				     ss_len(&ss), &p, &st->e.id),
@@ -2126,6 +2129,7 @@ static void usage(FILE *f, int rc)
 "                      statistics (default 100, at most half)\n"
 "      --crc on|off    MPA CRC (default on)\n"
 "      --markers on|off  MPA markers (default off)\n"
+"      --align on|off  FPDU alignment with TCP segments (default on)\n"
 "      --poll          busy-poll the CQ\n"
 "      --event         sleep on the CQ's fd (default)\n"
 "      --tcp           raw TCP with the same sizes and pattern, interleaved\n"
@@ -2182,7 +2186,7 @@ static long parse_int(const char *s, long lo, long hi, const char *what)
 	return v;
 }
 
-enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_MARKERS, O_POLL,
+enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_MARKERS, O_ALIGN, O_POLL,
        O_EVENT, O_TCP, O_NOVERIFY, O_CSV, O_JSON, O_BIND, O_WARMUP,
        O_REPEAT };
 
@@ -2209,6 +2213,7 @@ static void parse(int argc, char **argv)
 		{ "repeat", required_argument, NULL, O_REPEAT },
 		{ "crc", required_argument, NULL, O_CRC },
 		{ "markers", required_argument, NULL, O_MARKERS },
+		{ "align", required_argument, NULL, O_ALIGN },
 		{ "poll", no_argument, NULL, O_POLL },
 		{ "event", no_argument, NULL, O_EVENT },
 		{ "tcp", no_argument, NULL, O_TCP },
@@ -2332,14 +2337,18 @@ static void parse(int argc, char **argv)
 			break;
 		case O_CRC:
 		case O_MARKERS:
+		case O_ALIGN:
 			v = uiw_tool_onoff(optarg);
 			if (v < 0)
 				bad("--%s takes on or off, not '%s'",
-				    opt == O_CRC ? "crc" : "markers", optarg);
+				    opt == O_CRC ? "crc" : opt == O_MARKERS ?
+				    "markers" : "align", optarg);
 			if (opt == O_CRC)
 				o.crc = v;
-			else
+			else if (opt == O_MARKERS)
 				o.markers = v;
+			else
+				o.align = v;
 			break;
 		case O_POLL:
 			o.event = 0;

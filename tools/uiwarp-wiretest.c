@@ -240,6 +240,8 @@ static void connect_ends(struct uiw_tool_end *c, struct uiw_tool_end *s,
 	memset(&p, 0, sizeof(p));
 	p.crc = crc;
 	p.markers = markers;
+	/* every FPDU at a segment start, for tshark (the default) */
+	p.align = UIW_OPT_ON;
 	uiw_tool_connect_pair(c, s, l, &p);
 	if (c->attr.crc != (crc != UIW_OPT_OFF) ||
 	    c->attr.markers_tx != (markers == UIW_OPT_ON) ||

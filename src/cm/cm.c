@@ -117,7 +117,7 @@ struct uiw_cm_id {
 	struct uiw_cm_id *claim_next;
 
 	/* Our side of the startup. */
-	enum uiw_opt crc, markers;
+	enum uiw_opt crc, markers, align;
 	uint32_t ird, ord;
 	int timeout_ms;
 	uint16_t start_delay_ms;     /* initiator: before Full Operation */
@@ -291,8 +291,9 @@ static int check_param(const struct uiw_conn_param *p, struct uiw_device *dev,
 				 UIW_MPA_PRIVATE_DATA_MAX);
 	if ((unsigned)p->crc > UIW_OPT_ON ||
 	    (unsigned)p->markers > UIW_OPT_ON ||
-	    (unsigned)p->p2p > UIW_OPT_ON)
-		return uiw_error(EINVAL, "cm: crc/markers/p2p must be "
+	    (unsigned)p->p2p > UIW_OPT_ON ||
+	    (unsigned)p->align > UIW_OPT_ON)
+		return uiw_error(EINVAL, "cm: crc/markers/p2p/align must be "
 				 "UIW_OPT_DEFAULT, _OFF or _ON");
 	if (initiator && p->p2p == UIW_OPT_ON && p->mpa_rev == 1)
 		return uiw_error(EINVAL, "cm: peer-to-peer mode needs MPA "
@@ -332,6 +333,7 @@ static void take_param(struct uiw_cm_id *id, const struct uiw_conn_param *p)
 		p = &none;
 	id->crc = p->crc;
 	id->markers = p->markers;
+	id->align = p->align;
 	id->ird = p->ird;
 	id->ord = p->ord;
 	id->timeout_ms = p->timeout_ms ? p->timeout_ms : CM_TIMEOUT_DEFAULT_MS;
@@ -400,6 +402,8 @@ static void cm_nego(const struct uiw_cm_id *id, struct uiw_tcp_params *p)
 	p->markers_tx = id->peer_flags & UIW_MPA_F_M;
 	p->markers_rx = mine & UIW_MPA_F_M;
 	p->hold_tx = id->kind == CM_PASSIVE;
+	p->align = id->align == UIW_OPT_OFF ? UIW_TCP_ALIGN_NEVER :
+		   UIW_TCP_ALIGN_KEEP;
 	p->ird = id->nego.ird;
 	p->ord = id->nego.ord;
 	/* RFC 6581 §9: only an initiator of an enhanced connection sends

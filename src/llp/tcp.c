@@ -132,6 +132,7 @@ static struct tcp_scratch *scratch(void)
 }
 
 _Atomic uint64_t uiw_tcp_staged_bulk;
+_Atomic uint64_t uiw_tcp_tx_bulk_msgs;
 
 struct uiw_tcp {
 	struct uiw_rt *rt;
@@ -212,7 +213,9 @@ static void tcp_tx_push(struct uiw_tcp *t);
  * start segments, and a bulk transfer costs one message per batch
  * instead of one per 1448 octets.  On loopback (MTU 65536) a full FPDU
  * (at most 64776 octets, MULPDU 64768) is shorter than the segment
- * (65483) and each still needs a message of its own.
+ * (65483) and each still needs a message of its own.  uiw_conn_param's
+ * align OFF gives alignment up (t->unaligned from the start): a batch
+ * then goes in one message and TCP cuts it where it will.
  */
 
 #define TCP_FEND_MAX 256             /* FPDU ends kept per batch */
@@ -435,8 +438,13 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			atomic_store(&t->tx_error, errno);
 			return TX_ERROR;
 		}
-		for (j = 0; j < r; j++)
+		for (j = 0; j < r; j++) {
 			sent += sc->mm[j].msg_len;
+			if (sc->mm[j].msg_len >= UIW_TCP_BULK_MSG)
+				atomic_fetch_add_explicit(
+					&uiw_tcp_tx_bulk_msgs, 1,
+					memory_order_relaxed);
+		}
 		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
 		more = uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
@@ -1265,6 +1273,8 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	t->fpdu_fills = !p->markers_tx &&
 			tcp_full_fpdu(lp.mulpdu) == (uint32_t)emss;
 	tcp_size_sndbuf(t, emss);
+	/* uiw_conn_param's align (cm.h): OFF gives alignment up */
+	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER;
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
 				    t);

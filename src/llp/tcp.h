@@ -17,11 +17,20 @@ struct uiw_qp;
 struct uiw_tcp;
 
 /* The outcome of the MPA negotiation (RFC 5044 §7.1). */
+/* FPDU alignment with TCP segments (RFC 5044 §5.1; struct
+ * uiw_conn_param in cm.h says when each is chosen). */
+enum {
+	UIW_TCP_ALIGN_KEEP = 0,    /* a message per FPDU where TCP would not
+				      keep it by itself */
+	UIW_TCP_ALIGN_NEVER,       /* runs of FPDUs in one message */
+};
+
 struct uiw_tcp_params {
 	bool crc;          /* CRC generated and checked */
 	bool markers_tx;   /* the peer asked for markers: we insert them */
 	bool markers_rx;   /* we asked for markers: the peer inserts them */
 	bool hold_tx;      /* MPA responder (RFC 5044 §7.1.2 rule 4) */
+	uint8_t align;     /* UIW_TCP_ALIGN_*: FPDU alignment (cm.h) */
 	uint32_t ird, ord;
 	uint8_t rtr_send;  /* RFC 6581 initiator: its RTR (UIW_RTR_*), or 0 */
 	uint8_t rtr_recv;  /* RFC 6581 responder: RTR types accepted, or 0 */
@@ -70,5 +79,11 @@ void uiw_tcp_prepare(void);
  * place.  A steady stream of large FPDUs adds nothing
  * (tests/loopback/test_noalloc.c checks it). */
 extern _Atomic uint64_t uiw_tcp_staged_bulk;
+/* Messages of at least UIW_TCP_BULK_MSG octets (a sendmsg, or one
+ * message of a sendmmsg) the LLP has handed to the kernel, on every
+ * connection: tests count them.  Small ones are not counted, so that a
+ * ping-pong's threads do not share the counter's cache line. */
+#define UIW_TCP_BULK_MSG 4096
+extern _Atomic uint64_t uiw_tcp_tx_bulk_msgs;
 
 #endif

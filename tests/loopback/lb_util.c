@@ -558,6 +558,7 @@ int lbu_pair_connect(struct lbu_pair *p, const struct lbu_opts *o)
 	memset(&cp, 0, sizeof(cp));
 	cp.crc = o->crc;
 	cp.markers = o->cli_markers;
+	cp.align = o->align;
 	cp.ird = o->cli_ird;
 	cp.ord = o->cli_ord;
 	cp.private_data = o->cli_pdata;
@@ -565,6 +566,7 @@ int lbu_pair_connect(struct lbu_pair *p, const struct lbu_opts *o)
 	memset(&sp, 0, sizeof(sp));
 	sp.crc = o->crc;
 	sp.markers = o->srv_markers;
+	sp.align = o->align;
 	sp.ird = o->srv_ird;
 	sp.ord = o->srv_ord;
 

@@ -112,6 +112,7 @@ struct lbu_opts {
 	enum uiw_opt crc;               /* what both sides ask for */
 	enum uiw_opt cli_markers;       /* client asks the server for markers */
 	enum uiw_opt srv_markers;       /* server asks the client for markers */
+	enum uiw_opt align;             /* FPDU alignment, both sides */
 	uint32_t cli_ird, cli_ord;      /* 0: defaults */
 	uint32_t srv_ird, srv_ord;
 	uint32_t sq_depth;              /* 0: 64 */

@@ -220,7 +220,7 @@ else
 	bad "--repeat with raw TCP"; show "$tmp/rep.csv" "$tmp/rep.err" "$tmp/repcheck"
 fi
 
-# 5. server and client on a free port
+# 5. server and client on a free port (FPDU alignment off on both ends)
 mkfifo "$tmp/srv.fifo"
 timeout 120 "$perf" -s -p 0 --bind 127.0.0.1 >"$tmp/srv.fifo" \
 	2>"$tmp/srv.err" &
@@ -232,7 +232,8 @@ if IFS= read -r -t 30 line <&"$sfd"; then
 fi
 if [[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -gt 0 ]; then
 	if timeout 120 "$perf" -c 127.0.0.1 -p "$port" -t write,send,fetch_add \
-		-S 32k -D 0.15 --tcp --json >"$tmp/cs.json" 2>"$tmp/cs.err" &&
+		-S 128k -D 0.15 --align off --tcp --json >"$tmp/cs.json" \
+		2>"$tmp/cs.err" &&
 	   check_json "$tmp/cs.json" 3 bw >"$tmp/jsoncheck" 2>&1; then
 		ok "client against a server on port $port"
 	else
@@ -295,6 +296,7 @@ misuse "unknown test 'wrte'" --loopback -t wrte
 misuse "give one of" -S 8
 misuse "latency tests use one QP" --loopback --lat -q 2
 misuse "--crc takes on or off" --loopback --crc maybe
+misuse "--align takes on or off" --loopback --align maybe
 misuse "bad depth" --loopback -d 0
 misuse "bad warm-up count '-1'" --loopback --lat --warmup -1
 
