@@ -389,6 +389,28 @@ static ssize_t tx_one(struct tcp_scratch *sc, int fd,
 	return send(fd, sc->gather, len, fl);
 }
 
+/* The usual batch of a ping-pong: a few small whole FPDUs (a batch
+ * shorter than TCP_IOV_MAX iovecs ends at a frame's end), starting at an
+ * FPDU boundary, no markers.  tx_plan would make them one message, as
+ * whole FPDUs that fit a segment share one; this does so without
+ * walking them.  Should the kernel take only part, the rest goes as one
+ * message too (t->fpdu_end is the batch's end). */
+static bool tx_small(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
+		     size_t total, unsigned *nf)
+{
+	struct msghdr *h = &sc->mm[0].msg_hdr;
+
+	if (total > TCP_TX_GATHER || n >= TCP_IOV_MAX || t->markers_tx ||
+	    t->fpdu_end > t->tx_pos)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->msg_iov = sc->iov;
+	h->msg_iovlen = (size_t)n;
+	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
+	*nf = 0;
+	return true;
+}
+
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
@@ -414,7 +436,8 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
 			total += sc->iov[j].iov_len;
-		k = tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
+		k = tx_small(t, sc, n, total, &nf) ? 1 :
+		    tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a

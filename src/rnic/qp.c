@@ -375,7 +375,7 @@ static void qp_callbacks(struct uiw_qp *qp, const struct uiw_qp_act *act)
 		qp_cb_run(qp, act, ops, ctx);
 }
 
-void uiw_qp_act_run(struct uiw_qp *qp, const struct uiw_qp_act *act)
+void uiw_qp_act_do(struct uiw_qp *qp, const struct uiw_qp_act *act)
 {
 	int i;
 

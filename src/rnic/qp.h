@@ -311,8 +311,16 @@ void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act);
 void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
 		     struct uiw_wc *wc, struct uiw_qp_act *act);
 void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act);
-/* Runs what act asks for; call without the QP lock. */
-void uiw_qp_act_run(struct uiw_qp *qp, const struct uiw_qp_act *act);
+/* Runs what act asks for; call without the QP lock.  Most calls have
+ * nothing to run (a receive or transmit turn of the data path): that is
+ * decided here, without a call. */
+void uiw_qp_act_do(struct uiw_qp *qp, const struct uiw_qp_act *act);
+static inline void uiw_qp_act_run(struct uiw_qp *qp,
+				  const struct uiw_qp_act *act)
+{
+	if (act->kick || act->close || act->ovf[0] || act->ovf[1])
+		uiw_qp_act_do(qp, act);
+}
 /* The outstanding send WR a received Terminate names (its copied DDP
  * header: a Read Request or Send by queue and MSN); -1 when none. */
 int64_t uiw_qp_find_term_wr(struct uiw_qp *qp, const struct uiw_term *t);
