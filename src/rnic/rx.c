@@ -892,8 +892,48 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
  * and when all of it is there its CRC is taken in one pass.  When the
  * DDP header is there too, ULPDU_Length and the header are taken in one
  * step (the walk of body_consume takes the length field, the control
- * octet and the rest of the header in three) and the header validated.
- * Returns the octets taken; body_consume goes on from there. */
+ * octet and the rest of the header in three) and the header validated;
+ * with the whole FPDU at hand, its rest too (body_whole).  Returns the
+ * octets taken; body_consume goes on from there. */
+/* prelude_direct, after the header, with all of the FPDU's rest (rest
+ * octets) at src: payload, pad and CRC taken in one step each, the
+ * payload in one copy when its place is one run (else 0: body_consume
+ * walks it), then the FPDU ends as body_consume would end it. */
+static size_t body_whole(struct uiw_qp *qp, const uint8_t *src,
+			 uint32_t rest, struct uiw_qp_act *act)
+{
+	struct uiw_rx *r = &qp->rx;
+	struct rx_cur c = { r->pi, r->poff, r->u, r->pos };
+	uint32_t plen = r->ulen - r->hlen, pad = uiw_mpa_pad_len(r->ulen);
+	uint32_t len = 0;
+	uint8_t *p = NULL;
+
+	if (r->stopped || r->stage != UIW_RX_BODY || r->pi != 1 ||
+	    rest != plen + pad + UIW_MPA_CRC_LEN)
+		return 0;
+	if (plen && (rx_dest(qp, &c, &p, &len) == DEST_BARRIER || len < plen))
+		return 0;
+	if (plen) {
+		memcpy(p, src, plen);
+		if (r->feeding) {
+			r->fed_payload += plen;
+			if (plen > r->fed_run)
+				r->fed_run = plen;
+		}
+	}
+	memcpy(r->pad, src + plen, pad);
+	memcpy(r->crcf, src + plen + pad, UIW_MPA_CRC_LEN);
+	/* the CRC: prelude_direct took it over the whole FPDU (crc_whole) */
+	r->u = r->ulen;
+	r->pi = r->npieces;
+	r->poff = 0;
+	r->pos += rest;
+	fpdu_end(qp, act);
+	if (r->feeding)
+		uiw_rx_release_holds(qp);
+	return rest;
+}
+
 static size_t prelude_direct(struct uiw_qp *qp, const uint8_t *src,
 			     size_t n, struct uiw_qp_act *act)
 {
@@ -928,6 +968,8 @@ static size_t prelude_direct(struct uiw_qp *qp, const uint8_t *src,
 	validate_header(qp);
 	if (r->feeding)
 		rx_take_holds(qp);
+	if (n >= flen)
+		take += body_whole(qp, src + take, flen - take, act);
 	return take;
 }
 
