@@ -16,7 +16,6 @@ struct uiw_rt;
 struct uiw_qp;
 struct uiw_tcp;
 
-/* The outcome of the MPA negotiation (RFC 5044 §7.1). */
 /* FPDU alignment with TCP segments (RFC 5044 §5.1; struct
  * uiw_conn_param in cm.h says when each is chosen). */
 enum {
@@ -25,6 +24,7 @@ enum {
 	UIW_TCP_ALIGN_NEVER,       /* runs of FPDUs in one message */
 };
 
+/* The outcome of the MPA negotiation (RFC 5044 §7.1). */
 struct uiw_tcp_params {
 	bool crc;          /* CRC generated and checked */
 	bool markers_tx;   /* the peer asked for markers: we insert them */

@@ -887,14 +887,6 @@ static void prelude_done(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
-/* rx_feed, without markers, at an FPDU's first octet with its prelude at
- * hand: the FPDU is laid out from src (no copy to start[] and replay),
- * and when all of it is there its CRC is taken in one pass.  When the
- * DDP header is there too, ULPDU_Length and the header are taken in one
- * step (the walk of body_consume takes the length field, the control
- * octet and the rest of the header in three) and the header validated;
- * with the whole FPDU at hand, its rest too (body_whole).  Returns the
- * octets taken; body_consume goes on from there. */
 /* prelude_direct, after the header, with all of the FPDU's rest (rest
  * octets) at src: payload, pad and CRC taken in one step each, the
  * payload in one copy when its place is one run (else 0: body_consume
@@ -934,6 +926,14 @@ static size_t body_whole(struct uiw_qp *qp, const uint8_t *src,
 	return rest;
 }
 
+/* rx_feed, without markers, at an FPDU's first octet with its prelude at
+ * hand: the FPDU is laid out from src (no copy to start[] and replay),
+ * and when all of it is there its CRC is taken in one pass.  When the
+ * DDP header is there too, ULPDU_Length and the header are taken in one
+ * step (the walk of body_consume takes the length field, the control
+ * octet and the rest of the header in three) and the header validated;
+ * with the whole FPDU at hand, its rest too (body_whole).  Returns the
+ * octets taken; body_consume goes on from there. */
 static size_t prelude_direct(struct uiw_qp *qp, const uint8_t *src,
 			     size_t n, struct uiw_qp_act *act)
 {
