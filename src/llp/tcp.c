@@ -260,6 +260,28 @@ static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	return true;
 }
 
+/* For tx_plan, the usual batch of a ping-pong: a few small whole FPDUs
+ * (a batch shorter than TCP_IOV_MAX iovecs ends at a frame's end),
+ * starting at an FPDU boundary, no markers.  Whole FPDUs that fit a
+ * segment share one message; this makes it without walking them.
+ * Should the kernel take only part, the rest goes as one message too
+ * (t->fpdu_end is the batch's end). */
+static bool tx_small(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
+		     size_t total, unsigned *nf)
+{
+	struct msghdr *h = &sc->mm[0].msg_hdr;
+
+	if (total > TCP_TX_GATHER || n >= TCP_IOV_MAX || t->markers_tx ||
+	    t->fpdu_end > t->tx_pos)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->msg_iov = sc->iov;
+	h->msg_iovlen = (size_t)n;
+	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
+	*nf = 0;
+	return true;
+}
+
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
  * count.  fend gets the stream ends of the whole FPDUs, *nf their
  * count.  multi: TCP's MSS is t->emss, a message may span segments. */
@@ -273,6 +295,8 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	bool open = false;           /* message k - 1 takes more FPDUs */
 	int i = 0;
 
+	if (tx_small(t, sc, n, total, nf))
+		return 1;
 	*nf = 0;
 	while (!t->unaligned && base < total && *nf < TCP_FEND_MAX) {
 		uint64_t pos = t->tx_pos + base, end;
@@ -389,28 +413,6 @@ static ssize_t tx_one(struct tcp_scratch *sc, int fd,
 	return send(fd, sc->gather, len, fl);
 }
 
-/* The usual batch of a ping-pong: a few small whole FPDUs (a batch
- * shorter than TCP_IOV_MAX iovecs ends at a frame's end), starting at an
- * FPDU boundary, no markers.  tx_plan would make them one message, as
- * whole FPDUs that fit a segment share one; this does so without
- * walking them.  Should the kernel take only part, the rest goes as one
- * message too (t->fpdu_end is the batch's end). */
-static bool tx_small(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-		     size_t total, unsigned *nf)
-{
-	struct msghdr *h = &sc->mm[0].msg_hdr;
-
-	if (total > TCP_TX_GATHER || n >= TCP_IOV_MAX || t->markers_tx ||
-	    t->fpdu_end > t->tx_pos)
-		return false;
-	memset(h, 0, sizeof(*h));
-	h->msg_iov = sc->iov;
-	h->msg_iovlen = (size_t)n;
-	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
-	*nf = 0;
-	return true;
-}
-
 /* Sends what the engine has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
@@ -436,8 +438,7 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 			return TX_IDLE;
 		for (j = 0; j < n; j++)
 			total += sc->iov[j].iov_len;
-		k = tx_small(t, sc, n, total, &nf) ? 1 :
-		    tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
+		k = tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a
