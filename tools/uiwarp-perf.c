@@ -50,8 +50,8 @@
  * same size: bw and rate stream messages of the size (one write() each)
  * from the client's source slots of the uiwarp run, in turn, into the
  * server's target slots (so both touch the same memory; under 64 KiB
- * into one buffer, 64 KiB per read),
- * and with -D of at least 0.2 s the two take turns (up to four each);
+ * into one buffer, 64 KiB per read), and with -D of at least 0.2 s the
+ * two take turns (up to four each);
  * lat ping-pongs messages of the size, and with a count of ping-pongs
  * (-n) of at least eight warm-ups the two take turns (up to ten each,
  * every turn's warm-up left out).  Each raw TCP turn is a fresh
@@ -623,13 +623,6 @@ static void side_idle(struct side *s)
 
 /* ------------------------------------------------------------------ */
 /* Raw TCP                                                            */
-
-struct tcp_res {
-	double mbps, mops, secs;
-	uint64_t ops;
-	double *lat;
-	size_t nlat;
-};
 
 /* Reads exactly len octets; spin: non-blocking recv in a loop. */
 static void read_full(int fd, uint8_t *p, size_t len, bool spin)

@@ -94,6 +94,8 @@
  */
 #include "fuzz.h"
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 #include <uiwarp/uiwarp.h>
 #include "rnic/dev.h"
 #include "rnic/rnic.h"
@@ -452,29 +454,28 @@ static struct wr_model *find_wr(uint64_t id)
 	return NULL;
 }
 
-/* The first field in which two completions differ, NULL when none does
- * (the QP pointer aside: each run has its own QP). */
+/* The fields of a completion the two runs must agree on (the QP
+ * pointer aside: each run has its own QP); compared octet for octet,
+ * as each is a whole integer. */
+#define WC_FIELD(f) { #f, offsetof(struct uiw_wc, f), \
+		      sizeof(((struct uiw_wc *)0)->f) }
+static const struct { const char *name; size_t off, len; } wc_fields[] = {
+	WC_FIELD(wr_id), WC_FIELD(status), WC_FIELD(opcode),
+	WC_FIELD(byte_len), WC_FIELD(flags), WC_FIELD(invalidated_stag),
+	WC_FIELD(qp_num), WC_FIELD(imm_data), WC_FIELD(term.layer),
+	WC_FIELD(term.etype), WC_FIELD(term.ecode), WC_FIELD(term.origin),
+};
+
+/* The first field in which two completions differ, NULL when none does. */
 static const char *wc_diff(const struct uiw_wc *a, const struct uiw_wc *b)
 {
-	if (a->wr_id != b->wr_id)
-		return "wr_id";
-	if (a->status != b->status)
-		return "status";
-	if (a->opcode != b->opcode)
-		return "opcode";
-	if (a->byte_len != b->byte_len)
-		return "byte_len";
-	if (a->flags != b->flags)
-		return "flags";
-	if (a->invalidated_stag != b->invalidated_stag)
-		return "invalidated_stag";
-	if (a->qp_num != b->qp_num)
-		return "qp_num";
-	if (a->imm_data != b->imm_data)
-		return "imm_data";
-	if (a->term.layer != b->term.layer || a->term.etype != b->term.etype ||
-	    a->term.ecode != b->term.ecode || a->term.origin != b->term.origin)
-		return "term";
+	size_t i;
+
+	for (i = 0; i < sizeof(wc_fields) / sizeof(wc_fields[0]); i++)
+		if (memcmp((const char *)a + wc_fields[i].off,
+			   (const char *)b + wc_fields[i].off,
+			   wc_fields[i].len) != 0)
+			return wc_fields[i].name;
 	return NULL;
 }
 
