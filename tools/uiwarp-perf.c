@@ -374,6 +374,7 @@ struct side {
 	struct uiw_mr *mr;
 	struct qp_state qp[MAX_QPS];
 	int nqp, depth, nslots, event;
+	bool recv_slot0;          /* lat: every receive in slot 0 */
 	size_t stride;
 	/* the peer's region */
 	uint64_t raddr;
@@ -542,14 +543,19 @@ static void post_op(struct side *s, int q, int t, uint64_t seq, size_t size,
 }
 
 /* Posts receives on QP q until `want` are outstanding; each of the
- * largest size, in the target area (slot: the receive's number). */
+ * largest size, in the target area (slot: the receive's number).  A
+ * ping-pong has one message in flight: its receives all take slot 0, as
+ * raw TCP's echo and perftest's latency tests read into one buffer (a
+ * ring of slots would move each message into memory the caches no
+ * longer hold). */
 static void top_up_recv(struct side *s, int q, uint64_t want)
 {
 	struct qp_state *st = &s->qp[q];
 
 	while (st->rq_posted - st->rq_done < want) {
 		struct uiw_sge sge = {
-			.addr = (uintptr_t)target(s, q, st->rq_posted),
+			.addr = (uintptr_t)target(s, q, s->recv_slot0 ? 0 :
+						  st->rq_posted),
 			.length = (uint32_t)s->stride,
 			.lkey = s->mr->lkey,
 		};
@@ -895,8 +901,7 @@ static void srv_pingpong(struct server *sv, int t, size_t size)
 			got = true;
 			s->qp[0].rq_done++;
 			if (t == T_SEND)
-				stop = target(s, 0, wrid_seq(wc[i].wr_id))
-					[size - 1] == LAT_STOP;
+				stop = target(s, 0, 0)[size - 1] == LAT_STOP;
 			else
 				stop = wc[i].imm_data == LAT_STOP;
 		}
@@ -1058,6 +1063,7 @@ static void serve(struct ctl *ctl, bool quiet)
 			 "stride %zu, %d slots)", nqp, depth, stride, nslots);
 	side_init(&sv.s, "server", nqp, depth, stride, nslots,
 		  (int)(r.v[1] >> 20 & 1), 0);
+	sv.s.recv_slot0 = sv.mode == M_LAT;
 	sv.s.raddr = r.v[5];
 	sv.s.rkey = r.a;
 	sv.s.ctl.peer = "client";
@@ -1915,6 +1921,7 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	 * together in the next poll (UIW_CQ_POLL_DEFER_SEND). */
 	side_init(&cl, "client", o.nqp, o.depth, stride, nslots, o.event,
 		  o.mode != M_LAT);
+	cl.recv_slot0 = o.mode == M_LAT;
 
 	flags = o.tests | (unsigned)o.mode << 8 | (unsigned)o.crc << 12 |
 		(unsigned)o.markers << 16 | (unsigned)o.event << 20 |
