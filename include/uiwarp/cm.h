@@ -99,16 +99,20 @@ struct uiw_conn_param {
 	 * unread about one connection in ten; 100 ms avoids it. */
 	uint16_t start_delay_ms;
 	/* FPDU alignment with TCP segments (RFC 5044 §5.1, a SHOULD: it
-	 * lets a receiver place each segment as it comes).  DEFAULT and ON:
-	 * kept (where a full FPDU fills a segment, as on Ethernet, runs of
-	 * FPDUs still go in one message; on loopback, where a full FPDU of
-	 * at most 64776 octets is shorter than a segment of 65483, each FPDU
+	 * lets a receiver place each segment as it comes).  ON: kept
+	 * (where a full FPDU fills a segment, as on Ethernet, runs of FPDUs
+	 * still go in one message; on loopback, where a full FPDU of at
+	 * most 64776 octets is shorter than a segment of 65483, each FPDU
 	 * is a message of its own).  OFF: not sought: runs of FPDUs go in
 	 * one message and TCP cuts them anywhere (the peer reassembles, as
 	 * it must; capture decoders that look for FPDUs at segment starts
-	 * lose most of them).  On loopback OFF saves a system call per
-	 * 64 KiB, 5-10 % of a large transfer's time on the machine of
-	 * bench/profile.md. */
+	 * lose most of them).  DEFAULT: ON, except to this host (loopback,
+	 * or our own address) without markers where a full FPDU is shorter
+	 * than a segment: OFF.  There the kernel's work per message made a
+	 * 512 KiB Send ping-pong take 1.6 times as long aligned
+	 * (bench/profile.md); nothing crosses a network that could use the
+	 * alignment.  Captures on lo that must decode every FPDU ask for
+	 * ON (uiwarp-wiretest does). */
 	enum uiw_opt align;
 };
 #define UIW_START_DELAY_MAX_MS 10000

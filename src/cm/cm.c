@@ -402,8 +402,9 @@ static void cm_nego(const struct uiw_cm_id *id, struct uiw_tcp_params *p)
 	p->markers_tx = id->peer_flags & UIW_MPA_F_M;
 	p->markers_rx = mine & UIW_MPA_F_M;
 	p->hold_tx = id->kind == CM_PASSIVE;
-	p->align = id->align == UIW_OPT_OFF ? UIW_TCP_ALIGN_NEVER :
-		   UIW_TCP_ALIGN_KEEP;
+	p->align = id->align == UIW_OPT_OFF  ? UIW_TCP_ALIGN_NEVER :
+		   id->align == UIW_OPT_ON   ? UIW_TCP_ALIGN_KEEP :
+					       UIW_TCP_ALIGN_AUTO;
 	p->ird = id->nego.ird;
 	p->ord = id->nego.ord;
 	/* RFC 6581 §9: only an initiator of an enhanced connection sends

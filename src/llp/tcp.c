@@ -52,6 +52,7 @@
 #define TCP_SNDBUF_FPDUS 4       /* send buffer: room for this many FPDUs */
 #define TCP_SNDBUF_BULK (4 << 20) /* send buffer for bulk transfer */
 #define TCP_SNDBUF_LOCAL (256 << 10) /* at least this on a local path */
+#define TCP_SNDBUF_RUNS (512 << 10) /* local, runs of FPDUs per message */
 #define TCP_STAGE        65536   /* receive read-ahead per thread */
 #define TCP_RA_SMALL     (4096 + 512) /* a read this small may read
 				    ahead: a page of payload and its
@@ -1089,14 +1090,27 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
  * process on the same two CPUs, 256 KiB moved it 1.5 to 2 times faster
  * (bench/profile.md).  So the buffer holds the FPDUs and at least
  * TCP_SNDBUF_LOCAL.
+ *
+ * Where runs of FPDUs go as one message (alignment not kept, the
+ * default to this host), a message the socket cannot take whole is cut
+ * by the kernel, and its rest waits until the peer has read half the
+ * queue: a 512 KiB Send ping-pong took 75-87 µs with the 512 KiB grant
+ * of 256 KiB against 63-70 µs with room for the whole message.  Such
+ * connections ask for TCP_SNDBUF_RUNS (a 1 MiB grant), or, where
+ * wmem_max does not allow that much, leave the kernel's autotuning
+ * alone (it grows to tcp_wmem[2]).
  */
-int uiw_tcp_sndbuf_want(int cur, int emss, bool local, long wmem_max,
-			long tcp_wmem_max)
+int uiw_tcp_sndbuf_want(int cur, int emss, bool local, bool runs,
+			long wmem_max, long tcp_wmem_max)
 {
 	long fpdus = (long)TCP_SNDBUF_FPDUS * (emss > 0 ? emss : 0);
 	long want, grant;
 
-	if (local)
+	if (local && runs) {
+		want = fpdus > TCP_SNDBUF_RUNS ? fpdus : TCP_SNDBUF_RUNS;
+		if (wmem_max > 0 && want > wmem_max)
+			return 0;
+	} else if (local)
 		want = fpdus > TCP_SNDBUF_LOCAL ? fpdus : TCP_SNDBUF_LOCAL;
 	else
 		want = fpdus > TCP_SNDBUF_BULK ? fpdus : TCP_SNDBUF_BULK;
@@ -1182,21 +1196,20 @@ void uiw_tcp_prepare(void)
 	pthread_once(&sysctl_once, sysctl_read);
 }
 
-static void tcp_size_sndbuf(struct uiw_tcp *t, int emss)
+static void tcp_size_sndbuf(struct uiw_tcp *t, int emss, bool local)
 {
 	socklen_t len = sizeof(int);
 	int cur = 0, want;
-	bool local;
 
 	uiw_tcp_prepare();
 	if (getsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &cur, &len) < 0)
 		cur = 0;
-	local = uiw_tcp_peer_local(t->fd);
-	want = uiw_tcp_sndbuf_want(cur, emss, local, sysctl_wmem_max,
-				   sysctl_tcp_wmem_max);
-	UIW_DBG(2, "tcp qp %u: send buffer %d (%s peer), wmem_max %ld, "
+	want = uiw_tcp_sndbuf_want(cur, emss, local, t->unaligned,
+				   sysctl_wmem_max, sysctl_tcp_wmem_max);
+	UIW_DBG(2, "tcp qp %u: send buffer %d (%s peer%s), wmem_max %ld, "
 		"tcp_wmem max %ld: %s %d", t->qpn, cur,
-		local ? "local" : "remote", sysctl_wmem_max,
+		local ? "local" : "remote",
+		t->unaligned ? ", runs of FPDUs" : "", sysctl_wmem_max,
 		sysctl_tcp_wmem_max, want ? "SO_SNDBUF" : "autotuned, not",
 		want);
 	if (want &&
@@ -1268,6 +1281,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	};
 	struct uiw_tcp *t;
 	int one = 1, emss = 0, ret;
+	bool local;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -1296,9 +1310,17 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	t->emss = (uint32_t)emss;
 	t->fpdu_fills = !p->markers_tx &&
 			tcp_full_fpdu(lp.mulpdu) == (uint32_t)emss;
-	tcp_size_sndbuf(t, emss);
-	/* uiw_conn_param's align (cm.h): OFF gives alignment up */
-	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER;
+	/* uiw_conn_param's align (cm.h): OFF gives alignment up, and so
+	 * does the default to this host, where a full FPDU is shorter than
+	 * a segment and alignment would cost a message per FPDU (the
+	 * kernel's per-message work: a 512 KiB Send ping-pong 1.6 times as
+	 * long, bench/profile.md).  With markers it is kept: decoders find
+	 * them in FPDUs that start segments. */
+	local = uiw_tcp_peer_local(fd);
+	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER ||
+		       (p->align == UIW_TCP_ALIGN_AUTO && local &&
+			!t->fpdu_fills && !p->markers_tx);
+	tcp_size_sndbuf(t, emss, local);
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
 				    t);

@@ -22,6 +22,8 @@ enum {
 	UIW_TCP_ALIGN_KEEP = 0,    /* a message per FPDU where TCP would not
 				      keep it by itself */
 	UIW_TCP_ALIGN_NEVER,       /* runs of FPDUs in one message */
+	UIW_TCP_ALIGN_AUTO,        /* KEEP, except to this host where a full
+				      FPDU is shorter than a segment: NEVER */
 };
 
 /* The outcome of the MPA negotiation (RFC 5044 §7.1). */
@@ -61,11 +63,12 @@ void uiw_tcp_free(struct uiw_tcp *t);
 
 /* The SO_SNDBUF value for a new connection, or 0 to keep the kernel's
  * send buffer: cur is the buffer's size now (as getsockopt reports it),
- * emss the EMSS, local true when the peer is this host, wmem_max and
+ * emss the EMSS, local true when the peer is this host, runs true when
+ * runs of FPDUs go as one message (alignment not kept), wmem_max and
  * tcp_wmem_max the sysctls net.core.wmem_max and the last of
  * net.ipv4.tcp_wmem (-1: unknown).  Pure; tcp.c explains the choice. */
-int uiw_tcp_sndbuf_want(int cur, int emss, bool local, long wmem_max,
-			long tcp_wmem_max);
+int uiw_tcp_sndbuf_want(int cur, int emss, bool local, bool runs,
+			long wmem_max, long tcp_wmem_max);
 /* True when the peer of the connected socket fd is this host (a
  * loopback address, or our own address). */
 bool uiw_tcp_peer_local(int fd);

@@ -1,7 +1,8 @@
 /* The send-buffer choice of the TCP LLP (uiw_tcp_sndbuf_want): to
  * another host SO_SNDBUF only where it keeps FPDUs whole or loses
  * nothing to the kernel's autotuning; to this host a buffer of a few
- * FPDUs (uiw_tcp_peer_local tells which). */
+ * FPDUs, or room for a 512 KiB message where runs of FPDUs go as one
+ * message (uiw_tcp_peer_local tells which host). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -25,12 +26,12 @@
 static void test_raised_wmem_max_sets_bulk(void **state)
 {
 	(void)state;
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false, 4 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false, false, 4 * MiB,
 					     4 * MiB), 4 * MiB);
-	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, 4 * MiB, 4 * MiB),
+	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, false, 4 * MiB, 4 * MiB),
 			 4 * MiB);
 	/* already as large as the grant would be: nothing to gain */
-	assert_int_equal(uiw_tcp_sndbuf_want(8 * MiB, LO_EMSS, false, 4 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(8 * MiB, LO_EMSS, false, false, 4 * MiB,
 					     4 * MiB), 0);
 }
 
@@ -40,12 +41,12 @@ static void test_raised_wmem_max_sets_bulk(void **state)
 static void test_stock_wmem_max_keeps_autotuning(void **state)
 {
 	(void)state;
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false,
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false, false,
 					     STOCK_WMEM_MAX, 4 * MiB), 0);
-	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, STOCK_WMEM_MAX,
+	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, false, STOCK_WMEM_MAX,
 					     4 * MiB), 0);
 	/* tcp_wmem[2] above the grant of a raised wmem_max: autotuning */
-	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, 4 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, false, 4 * MiB,
 					     16 * MiB), 0);
 }
 
@@ -55,14 +56,14 @@ static void test_small_buffer_grows(void **state)
 {
 	(void)state;
 	/* 4 FPDUs of 65484 need 261936 (the kernel reports twice that) */
-	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, STOCK_WMEM_MAX,
+	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, false, STOCK_WMEM_MAX,
 					     4 * MiB), 261936);
-	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, 1 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, false, 1 * MiB,
 					     4 * MiB), 1 * MiB);
-	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, 8 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, false, 8 * MiB,
 					     4 * MiB), 4 * MiB);
 	/* just enough: left alone */
-	assert_int_equal(uiw_tcp_sndbuf_want(2 * 261936, LO_EMSS, false,
+	assert_int_equal(uiw_tcp_sndbuf_want(2 * 261936, LO_EMSS, false, false,
 					     STOCK_WMEM_MAX, 4 * MiB), 0);
 }
 
@@ -70,11 +71,11 @@ static void test_small_buffer_grows(void **state)
 static void test_unknown_sysctls(void **state)
 {
 	(void)state;
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false, -1, -1), 0);
-	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, -1, -1),
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, false, false, -1, -1), 0);
+	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, false, false, -1, -1),
 			 4 * MiB);
 	/* nothing known at all (getsockopt failed too): left alone */
-	assert_int_equal(uiw_tcp_sndbuf_want(0, 0, false, -1, -1), 0);
+	assert_int_equal(uiw_tcp_sndbuf_want(0, 0, false, false, -1, -1), 0);
 }
 
 /* To this host the buffer holds the FPDUs and 256 KiB, whatever
@@ -82,18 +83,40 @@ static void test_unknown_sysctls(void **state)
 static void test_local_peer_small_buffer(void **state)
 {
 	(void)state;
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, 4 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, false, 4 * MiB,
 					     4 * MiB), 256 << 10);
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true,
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, false,
 					     STOCK_WMEM_MAX, 4 * MiB), 261936);
-	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, -1, -1),
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, false, -1, -1),
 			 256 << 10);
 	/* a loopback with a small MTU: still 256 KiB */
-	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, true, 4 * MiB,
+	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, true, false, 4 * MiB,
 					     4 * MiB), 256 << 10);
 	/* already what the kernel would grant: left alone */
-	assert_int_equal(uiw_tcp_sndbuf_want(512 << 10, LO_EMSS, true,
+	assert_int_equal(uiw_tcp_sndbuf_want(512 << 10, LO_EMSS, true, false,
 					     4 * MiB, 4 * MiB), 0);
+}
+
+/* To this host with runs of FPDUs in one message (alignment given up):
+ * room for a 512 KiB message whole, 512 KiB asked for (a 1 MiB grant);
+ * where wmem_max does not allow that, the kernel's autotuning. */
+static void test_local_peer_runs(void **state)
+{
+	(void)state;
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, true,
+					     4 * MiB, 4 * MiB), 512 << 10);
+	assert_int_equal(uiw_tcp_sndbuf_want(16384, LO_EMSS, true, true, -1,
+					     -1), 512 << 10);
+	assert_int_equal(uiw_tcp_sndbuf_want(3939840, LO_EMSS, true, true,
+					     STOCK_WMEM_MAX, 4 * MiB), 0);
+	/* already what the kernel would grant: left alone */
+	assert_int_equal(uiw_tcp_sndbuf_want(1 * MiB, LO_EMSS, true, true,
+					     4 * MiB, 4 * MiB), 0);
+	/* to another host runs change nothing */
+	assert_int_equal(uiw_tcp_sndbuf_want(87040, 1448, false, true, 4 * MiB,
+					     4 * MiB),
+			 uiw_tcp_sndbuf_want(87040, 1448, false, false, 4 * MiB,
+					     4 * MiB));
 }
 
 /* Connects a TCP pair over addr (port 0: any); returns the client. */
@@ -161,6 +184,7 @@ int main(void)
 		cmocka_unit_test(test_small_buffer_grows),
 		cmocka_unit_test(test_unknown_sysctls),
 		cmocka_unit_test(test_local_peer_small_buffer),
+		cmocka_unit_test(test_local_peer_runs),
 		cmocka_unit_test(test_peer_local),
 	};
 
