@@ -18,8 +18,10 @@
 #   BUILD=<dir>    build directory (default: build)
 #   SECS=<s>       seconds per bandwidth / rate measurement (default 1)
 #   REPEAT=<n>     runs per figure, the median kept (default 3; uiwarp-perf
-#                  --repeat; for the libfabric comparison, as many turns of
-#                  uiwarp CRC off, CRC on and fi_pingpong per size)
+#                  --repeat)
+#   FI_TURNS=<n>   turns of uiwarp CRC off, CRC on and fi_pingpong per size
+#                  in the libfabric comparison, the median of each kept
+#                  (default 5: a slow stretch of the machine can take two)
 #   ITERS=<n>      ping-pong iterations per size (default 2000)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
@@ -30,6 +32,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 secs=${SECS:-1}
 repeat=${REPEAT:-3}
+fi_turns=${FI_TURNS:-5}
 iters=${ITERS:-2000}
 sweep=${SWEEP:-1k:16m}
 lat_sweep=${LAT_SWEEP:-8:1m}
@@ -70,7 +73,7 @@ run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.c
 # fi_pingpong runs (one spinning thread each; --loopback puts both ends and
 # their progress threads in one process), against libfabric's tcp
 # provider: fi_pingpong server and client on 127.0.0.1.  Per size, the
-# three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong), $repeat
+# three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong), $fi_turns
 # times, with the same number of ping-pongs, so that a slow stretch of
 # the machine falls on all of them alike; each keeps its median run.  CRC
 # off is the like-for-like setting (libfabric's tcp provider adds no
@@ -145,7 +148,7 @@ while [ "$size" -le "$hi" ]; do
 	: >"$work/fi-runs"
 	: >"$work/uiw-off"
 	: >"$work/uiw-on"
-	for _ in $(seq "$repeat"); do
+	for _ in $(seq "$fi_turns"); do
 		uiw_pingpong "$size" "$n" off "$work/uiw-off"
 		uiw_pingpong "$size" "$n" on "$work/uiw-on"
 		fi_run "$size" "$n" "$port" "$work/fi-runs"
@@ -217,7 +220,7 @@ human() {
 		"turns each, raw TCP streaming from and into as much memory as" \
 		"uiwarp's slots, depth x size);" \
 		"against libfabric, per size" \
-		"$repeat turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
+		"$fi_turns turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
 		"two processes each, with the same number of ping-pongs: $iters up to" \
 		"64 KiB, $(((iters + 3) / 4)) above)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
@@ -330,10 +333,11 @@ human() {
 	echo
 	echo "Two processes, Send-sized FPDUs (20-octet headers, 64690 octets of"
 	echo "payload), half round trip; the patterns take turns in blocks of ten"
-	echo "ping-pongs on one connection.  eor+fpdu is uiwarp's: one sendmsg per"
-	echo "FPDU with MSG_EOR (FPDU alignment, RFC 5044 §5.1) and one read per"
-	echo "FPDU.  one+: a single sendmsg for the whole message; +bulk: reads as"
-	echo "large as the message; mm+fpdu: a message per FPDU without MSG_EOR"
+	echo "ping-pongs on one connection.  eor+fpdu is uiwarp's with align ON:"
+	echo "one sendmsg per FPDU with MSG_EOR (FPDU alignment, RFC 5044 §5.1) and"
+	echo "one read per FPDU.  one+fpdu is uiwarp's default to this host: a"
+	echo "single sendmsg for the whole message, one read per FPDU; +bulk: reads"
+	echo "as large as the message; mm+fpdu: a message per FPDU without MSG_EOR"
 	echo "(the cost of the messages apart from the flag's)."
 	echo
 	cat "$work/wirepattern.md"

@@ -10,14 +10,15 @@
  * alike.  Patterns:
  *
  *   raw          send() and recv() of the whole message
- *   eor+fpdu     uiwarp's: one sendmsg per FPDU (sendmmsg, MSG_EOR, so
- *                that every FPDU starts a TCP segment, RFC 5044 §5.1);
- *                one readv per FPDU (its payload, its pad and CRC, and
- *                the next FPDU's header)
+ *   eor+fpdu     uiwarp's with align ON: one sendmsg per FPDU (sendmmsg,
+ *                MSG_EOR, so that every FPDU starts a TCP segment, RFC
+ *                5044 §5.1); one readv per FPDU (its payload, its pad
+ *                and CRC, and the next FPDU's header)
  *   eor+bulk     the same sending; the receiver takes the stream in
  *                reads as large as the message
- *   one+fpdu     one sendmsg for all the FPDUs (TCP then cuts segments
- *                where it likes); one readv per FPDU
+ *   one+fpdu     uiwarp's default to this host: one sendmsg for all the
+ *                FPDUs (TCP then cuts segments where it likes); one readv
+ *                per FPDU
  *   one+bulk     one sendmsg; bulk reads
  *   mm+fpdu      one message per FPDU as eor+fpdu, but without MSG_EOR
  *                (the kernel may fill segments across FPDUs): tells the
