@@ -154,6 +154,7 @@ struct uiw_tcp {
 	bool fd_closed;
 	bool markers_tx;
 	bool unaligned;              /* FPDU boundaries lost: plain sends */
+	bool run_start;              /* unaligned: tx_pos starts an FPDU */
 	uint64_t tx_pos;             /* octets of Full Operation sent */
 	uint64_t fpdu_end;           /* end of the FPDU in progress */
 
@@ -283,6 +284,73 @@ static bool tx_small(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	return true;
 }
 
+/* Appends the batch's next len octets (iovec *i, offset *ioff) to
+ * message h, as iovecs from sc->mv[*nv] on. */
+static void msg_take(struct tcp_scratch *sc, struct msghdr *h, int *i,
+		     size_t *ioff, unsigned *nv, size_t len)
+{
+	while (len > 0) {
+		size_t take = sc->iov[*i].iov_len - *ioff;
+
+		if (take > len)
+			take = len;
+		sc->mv[*nv].iov_base = (uint8_t *)sc->iov[*i].iov_base + *ioff;
+		sc->mv[*nv].iov_len = take;
+		(*nv)++;
+		h->msg_iovlen++;
+		*ioff += take;
+		len -= take;
+		if (*ioff == sc->iov[*i].iov_len) {
+			(*i)++;
+			*ioff = 0;
+		}
+	}
+}
+
+/* The whole batch as message 0. */
+static unsigned tx_whole(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
+			 size_t total)
+{
+	memset(&sc->mm[0].msg_hdr, 0, sizeof(sc->mm[0].msg_hdr));
+	sc->mm[0].msg_hdr.msg_iov = sc->iov;
+	sc->mm[0].msg_hdr.msg_iovlen = (size_t)n;
+	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
+	return 1;
+}
+
+/* Alignment given up (uiw_conn_param's align, cm.h): the batch goes as
+ * one message, except that a first whole FPDU goes alone when more
+ * follows.  On loopback, Send ping-pong of two processes without uiwarp
+ * (bench/wirepattern.c), 5 runs each: at 128 KiB (two FPDUs) one
+ * message took 31-51 µs, a message per FPDU 28-36, the first alone and
+ * then the rest 32-34; at 256 KiB 46-59, 46-58 and 47-49; at 512 KiB
+ * 61-66, 73-102 and 65-70 (bench/profile.md). */
+static unsigned tx_runs(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
+			size_t total)
+{
+	struct msghdr *h;
+	uint64_t end;
+	size_t ioff = 0;
+	unsigned nv = 0;
+	int i = 0;
+
+	if (!t->run_start || t->markers_tx ||
+	    !fpdu_end_at(t, sc, n, t->tx_pos, 0, 0, &end) ||
+	    end - t->tx_pos >= total)
+		return tx_whole(t, sc, n, total);
+	h = &sc->mm[0].msg_hdr;
+	memset(h, 0, sizeof(*h));
+	h->msg_iov = sc->mv;
+	msg_take(sc, h, &i, &ioff, &nv, (size_t)(end - t->tx_pos));
+	sc->mm_end[0] = sc->mm_stop[0] = end;
+	h = &sc->mm[1].msg_hdr;
+	memset(h, 0, sizeof(*h));
+	h->msg_iov = &sc->mv[nv];
+	msg_take(sc, h, &i, &ioff, &nv, total - (size_t)(end - t->tx_pos));
+	sc->mm_end[1] = sc->mm_stop[1] = t->tx_pos + total;
+	return 2;
+}
+
 /* Cuts the batch (n iovecs, total octets) into messages; returns their
  * count.  fend gets the stream ends of the whole FPDUs, *nf their
  * count.  multi: TCP's MSS is t->emss, a message may span segments. */
@@ -299,11 +367,13 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	if (tx_small(t, sc, n, total, nf))
 		return 1;
 	*nf = 0;
-	while (!t->unaligned && base < total && *nf < TCP_FEND_MAX) {
+	if (t->unaligned)
+		return tx_runs(t, sc, n, total);
+	while (base < total && *nf < TCP_FEND_MAX) {
 		uint64_t pos = t->tx_pos + base, end;
 		struct msghdr *h;
 		bool rest = cur_end > pos;   /* of a partly sent FPDU */
-		size_t len, left;
+		size_t len;
 
 		if (rest)
 			end = cur_end;
@@ -329,23 +399,7 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 			k++;
 			mlen = 0;
 		}
-		for (left = len; left > 0; ) {
-			size_t take = sc->iov[i].iov_len - ioff;
-
-			if (take > left)
-				take = left;
-			sc->mv[nv].iov_base =
-				(uint8_t *)sc->iov[i].iov_base + ioff;
-			sc->mv[nv].iov_len = take;
-			nv++;
-			h->msg_iovlen++;
-			ioff += take;
-			left -= take;
-			if (ioff == sc->iov[i].iov_len) {
-				i++;
-				ioff = 0;
-			}
-		}
+		msg_take(sc, h, &i, &ioff, &nv, len);
 		mlen += len;
 		open = pos + len == end;
 		if (open)
@@ -358,14 +412,10 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	if (k == 0) {
 		/* Not an FPDU boundary we can find (never seen with our
 		 * engine): keep the octets flowing, give up alignment. */
-		if (!t->unaligned)
-			UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
+		UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
 		t->unaligned = true;
-		memset(&sc->mm[0].msg_hdr, 0, sizeof(sc->mm[0].msg_hdr));
-		sc->mm[0].msg_hdr.msg_iov = sc->iov;
-		sc->mm[0].msg_hdr.msg_iovlen = (size_t)n;
-		sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
-		k = 1;
+		t->run_start = false;
+		return tx_whole(t, sc, n, total);
 	}
 	return k;
 }
@@ -445,7 +495,8 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		 * ends each message's last skb, so the next message starts a
 		 * segment of its own (a message cut inside an FPDU is only
 		 * ever the batch's single message, see tx_plan). */
-		fl = MSG_DONTWAIT | MSG_NOSIGNAL | (t->unaligned ? 0 : MSG_EOR);
+		fl = MSG_DONTWAIT | MSG_NOSIGNAL |
+		     (t->unaligned && k == 1 ? 0 : MSG_EOR);
 		if (k == 1) {
 			ssize_t w = tx_one(sc, t->fd, &sc->mm[0].msg_hdr, fl);
 
@@ -473,6 +524,9 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
 		more = uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
+		/* A batch ends at a frame's end unless the iovec limit cut
+		 * it (uiw_qp_tx_iov). */
+		t->run_start = sent == total && n < TCP_IOV_MAX;
 		/* The FPDU the stream now stands in (for MSG_EOR). */
 		t->fpdu_end = sc->mm_end[k - 1];
 		for (j = 0; j < (int)nf; j++) {
@@ -1320,6 +1374,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER ||
 		       (p->align == UIW_TCP_ALIGN_AUTO && local &&
 			!t->fpdu_fills && !p->markers_tx);
+	t->run_start = true;
 	tcp_size_sndbuf(t, emss, local);
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
