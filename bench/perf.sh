@@ -174,7 +174,7 @@ cc -O2 -o "$work/copyalign" "$src/bench/copyalign.c"
 # against FPDU-framed messages sent and read in different ways, the
 # patterns taking turns on one connection (see bench/wirepattern.c).
 cc -O2 -o "$work/wirepattern" "$src/bench/wirepattern.c"
-for size in 65536 262144 524288; do
+for size in 65536 131072 262144 524288; do
 	"$work/wirepattern" "$size" 20 64690 60
 	echo
 done >"$work/wirepattern.md"
@@ -335,10 +335,11 @@ human() {
 	echo "payload), half round trip; the patterns take turns in blocks of ten"
 	echo "ping-pongs on one connection.  eor+fpdu is uiwarp's with align ON:"
 	echo "one sendmsg per FPDU with MSG_EOR (FPDU alignment, RFC 5044 §5.1) and"
-	echo "one read per FPDU.  one+fpdu is uiwarp's default to this host: a"
-	echo "single sendmsg for the whole message, one read per FPDU; +bulk: reads"
-	echo "as large as the message; mm+fpdu: a message per FPDU without MSG_EOR"
-	echo "(the cost of the messages apart from the flag's)."
+	echo "one read per FPDU.  one+: a single sendmsg for the whole message;"
+	echo "+bulk: reads as large as the message; mm+fpdu: a message per FPDU"
+	echo "without MSG_EOR (the cost of the messages apart from the flag's);"
+	echo "first+fpdu is uiwarp's default to this host: the first FPDU as a"
+	echo "message of its own, the others as one, one read per FPDU."
 	echo
 	cat "$work/wirepattern.md"
 	echo "Plots: [throughput](perf-bw.png), [latency](perf-lat.png)."

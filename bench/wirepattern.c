@@ -16,10 +16,12 @@
  *                and CRC, and the next FPDU's header)
  *   eor+bulk     the same sending; the receiver takes the stream in
  *                reads as large as the message
- *   one+fpdu     uiwarp's default to this host: one sendmsg for all the
- *                FPDUs (TCP then cuts segments where it likes); one readv
- *                per FPDU
+ *   one+fpdu     one sendmsg for all the FPDUs (TCP then cuts segments
+ *                where it likes); one readv per FPDU
  *   one+bulk     one sendmsg; bulk reads
+ *   first+fpdu   uiwarp's default to this host: the first FPDU as a
+ *                message of its own, the others as one (one sendmmsg,
+ *                MSG_EOR); one readv per FPDU
  *   mm+fpdu      one message per FPDU as eor+fpdu, but without MSG_EOR
  *                (the kernel may fill segments across FPDUs): tells the
  *                cost of a message per FPDU from that of the flag
@@ -45,9 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RAW, EOR_FPDU, EOR_BULK, ONE_FPDU, ONE_BULK, MM_FPDU, NPAT };
+enum { RAW, EOR_FPDU, EOR_BULK, ONE_FPDU, ONE_BULK, MM_FPDU, FIRST_FPDU,
+       NPAT };
 static const char *const names[NPAT] = {
 	"raw", "eor+fpdu", "eor+bulk", "one+fpdu", "one+bulk", "mm+fpdu",
+	"first+fpdu",
 };
 
 #define BLOCK 10                /* ping-pongs per turn */
@@ -185,6 +189,12 @@ static void transmit(int fd, int pat, uint8_t *buf)
 		if (sendmsg(fd, &h, 0) != (ssize_t)stream_len(pat))
 			die("sendmsg");
 		return;
+	}
+	if (pat == FIRST_FPDU && m > 1) {
+		/* the first FPDU, then the others as one message */
+		mm[1].msg_hdr.msg_iov = &v[3];
+		mm[1].msg_hdr.msg_iovlen = (size_t)(3 * (m - 1));
+		m = 2;
 	}
 	for (done = 0; done < (size_t)m; ) {
 		int r = sendmmsg(fd, mm + done, (unsigned)(m - (int)done),
