@@ -494,7 +494,9 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a
 		 * segment of its own (a message cut inside an FPDU is only
-		 * ever the batch's single message, see tx_plan). */
+		 * ever the batch's single message, see tx_plan).  Without
+		 * alignment a single message goes without it; the two of
+		 * tx_runs keep it, so the rest starts at an FPDU. */
 		fl = MSG_DONTWAIT | MSG_NOSIGNAL |
 		     (t->unaligned && k == 1 ? 0 : MSG_EOR);
 		if (k == 1) {
