@@ -154,9 +154,9 @@ struct uiw_tcp {
 	bool fd_closed;
 	bool markers_tx;
 	bool unaligned;              /* FPDU boundaries lost: plain sends */
-	bool run_start;              /* unaligned: tx_pos starts an FPDU */
 	uint64_t tx_pos;             /* octets of Full Operation sent */
-	uint64_t fpdu_end;           /* end of the FPDU in progress */
+	uint64_t fpdu_end;           /* end of the FPDU in progress (without
+					alignment UINT64_MAX: not known) */
 
 	/* Receive: one reader at a time (rx_lock), the progress thread or,
 	 * in poll mode, the application thread in uiw_cq_poll. */
@@ -307,6 +307,15 @@ static void msg_take(struct tcp_scratch *sc, struct msghdr *h, int *i,
 	}
 }
 
+/* Without alignment, the stream end of a message that ends the batch
+ * (for t->fpdu_end): the batch's end is an FPDU's unless the iovec
+ * limit cut it (uiw_qp_tx_iov), and then no FPDU boundary is known until
+ * a batch ends whole. */
+static uint64_t batch_end(const struct uiw_tcp *t, int n, size_t total)
+{
+	return n < TCP_IOV_MAX ? t->tx_pos + total : UINT64_MAX;
+}
+
 /* The whole batch as message 0. */
 static unsigned tx_whole(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 			 size_t total)
@@ -314,7 +323,8 @@ static unsigned tx_whole(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	memset(&sc->mm[0].msg_hdr, 0, sizeof(sc->mm[0].msg_hdr));
 	sc->mm[0].msg_hdr.msg_iov = sc->iov;
 	sc->mm[0].msg_hdr.msg_iovlen = (size_t)n;
-	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
+	sc->mm_end[0] = batch_end(t, n, total);
+	sc->mm_stop[0] = t->tx_pos + total;
 	return 1;
 }
 
@@ -334,7 +344,7 @@ static unsigned tx_runs(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	unsigned nv = 0;
 	int i = 0;
 
-	if (!t->run_start || t->markers_tx ||
+	if (t->fpdu_end > t->tx_pos || t->markers_tx ||
 	    !fpdu_end_at(t, sc, n, t->tx_pos, 0, 0, &end) ||
 	    end - t->tx_pos >= total)
 		return tx_whole(t, sc, n, total);
@@ -347,7 +357,8 @@ static unsigned tx_runs(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 	memset(h, 0, sizeof(*h));
 	h->msg_iov = &sc->mv[nv];
 	msg_take(sc, h, &i, &ioff, &nv, total - (size_t)(end - t->tx_pos));
-	sc->mm_end[1] = sc->mm_stop[1] = t->tx_pos + total;
+	sc->mm_end[1] = batch_end(t, n, total);
+	sc->mm_stop[1] = t->tx_pos + total;
 	return 2;
 }
 
@@ -414,7 +425,6 @@ static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 		 * engine): keep the octets flowing, give up alignment. */
 		UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
 		t->unaligned = true;
-		t->run_start = false;
 		return tx_whole(t, sc, n, total);
 	}
 	return k;
@@ -526,9 +536,6 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
 		more = uiw_qp_tx_done(t->qp, sent);
 		t->tx_pos += sent;
-		/* A batch ends at a frame's end unless the iovec limit cut
-		 * it (uiw_qp_tx_iov). */
-		t->run_start = sent == total && n < TCP_IOV_MAX;
 		/* The FPDU the stream now stands in (for MSG_EOR). */
 		t->fpdu_end = sc->mm_end[k - 1];
 		for (j = 0; j < (int)nf; j++) {
@@ -1376,7 +1383,6 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER ||
 		       (p->align == UIW_TCP_ALIGN_AUTO && local &&
 			!t->fpdu_fills && !p->markers_tx);
-	t->run_start = true;
 	tcp_size_sndbuf(t, emss, local);
 
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
