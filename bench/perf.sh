@@ -9,6 +9,8 @@
 #     sizes next to uiwarp's Send/Receive ping-pong run, like it, as a
 #     server and a client process;
 #   - message rate (--rate --poll): 8-octet Writes and Sends, 64 outstanding;
+#   - the placement of the two CPUs (bench/cpuprobe.c), which the libfabric
+#     comparison holds constant within a turn;
 #
 # raw TCP takes turns with uiwarp for each figure in the same
 # invocation.  Writes bench/perf-latest.md and the plots bench/perf-bw.png
@@ -19,9 +21,9 @@
 #   SECS=<s>       seconds per bandwidth / rate measurement (default 1)
 #   REPEAT=<n>     runs per figure, the median kept (default 3; uiwarp-perf
 #                  --repeat)
-#   FI_TURNS=<n>   turns of uiwarp CRC off, CRC on and fi_pingpong per size
-#                  in the libfabric comparison, the median of each kept
-#                  (default 5: a slow stretch of the machine can take two)
+#   FI_TURNS=<n>   turns per size in the libfabric comparison that stayed at
+#                  one placement of the CPUs (default 5; up to three times
+#                  as many are taken to get them)
 #   ITERS=<n>      ping-pong iterations per size (default 2000)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
@@ -73,9 +75,10 @@ run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.c
 # fi_pingpong runs (one spinning thread each; --loopback puts both ends and
 # their progress threads in one process), against libfabric's tcp
 # provider: fi_pingpong server and client on 127.0.0.1.  Per size, the
-# three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong), $fi_turns
-# times, with the same number of ping-pongs, so that a slow stretch of
-# the machine falls on all of them alike; each keeps its median run.  CRC
+# three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong) with the
+# same number of ping-pongs, so that a slow stretch of the machine falls
+# on all of them alike, and the turns are compared at one placement of
+# the CPUs (below).  CRC
 # off is the like-for-like setting (libfabric's tcp provider adds no
 # digest of its own); CRC on is reported next to it.  fi_pingpong's
 # "usec/xfer" is the time of one transfer, half a round trip, the mean
@@ -100,7 +103,6 @@ uiw_pingpong() {
 		--crc "$3" --csv >"$work/one.csv"
 	wait "$fipid" 2>/dev/null || true
 	fipid=
-	head -1 "$work/one.csv" >"$work/lat2-header"
 	tail -n +2 "$work/one.csv" >>"$4"
 }
 # One fi_pingpong run: size, iterations, port; appends usec/xfer to $4.
@@ -123,12 +125,6 @@ fi_run() {
 	wait "$fipid" 2>/dev/null || true
 	fipid=
 }
-# The median (the lower middle of an even count) of column $2 of file $1
-# (CSV), printed whole.
-median_row() {
-	sort -t, -g -k "$2,$2" "$1" |
-		awk '{ row[NR] = $0 } END { if (NR) print row[int((NR + 1) / 2)] }'
-}
 to_octets() {
 	case $1 in
 	*k | *K) echo $((${1%?} * 1024)) ;;
@@ -136,34 +132,99 @@ to_octets() {
 	*) echo "$1" ;;
 	esac
 }
-: >"$work/fi.dat"
-: >"$work/lat2-off.rows"
-: >"$work/lat2-on.rows"
+# Where the host has put the two vCPUs (bench/cpuprobe.c): a cache
+# line's round trip between them is "near" (a shared cache) or "far",
+# and the machine changes between the two every few seconds; a loopback
+# ping-pong of 64 KiB takes up to 2.4 times as long far.  A turn counts
+# when the probes before, between and after its three runs all found
+# the same placement; up to three times $fi_turns turns are taken to
+# get $fi_turns of them.  The ratio of a size is the median of its
+# counted turns' ratios, each of runs made at one placement.  Without
+# a probe (one CPU) every turn counts.
+cc -O2 -pthread -o "$work/cpuprobe" "$src/bench/cpuprobe.c"
+probe_min=
+if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
+	probe_min=$(sort -n "$work/placement" | head -1)
+fi
+# Sets cls to n (near), f (far) or - (no probe).
+probe() {
+	local ns
+
+	cls=-
+	[ -n "$probe_min" ] || return 0
+	ns=$("$work/cpuprobe" 10 2>/dev/null) || return 0
+	[ "$ns" -lt "$probe_min" ] && probe_min=$ns
+	if [ "$ns" -lt $((2 * probe_min)) ]; then cls=n; else cls=f; fi
+	echo "$ns" >>"$work/probes"
+}
+# The mean half round trip (column 14) of a run's CSV row, or nothing.
+run_mean() {
+	[ -s "$1" ] && cut -d, -f14 "$1" | head -1
+}
+: >"$work/turns"
+: >"$work/probes"
 size=$(to_octets "${lat_sweep%%:*}")
 hi=$(to_octets "${lat_sweep##*:}")
 port=$fi_port
 while [ "$size" -le "$hi" ]; do
 	n=$iters
 	[ "$size" -gt 65536 ] && n=$(((iters + 3) / 4))
-	: >"$work/fi-runs"
-	: >"$work/uiw-off"
-	: >"$work/uiw-on"
-	for _ in $(seq "$fi_turns"); do
-		uiw_pingpong "$size" "$n" off "$work/uiw-off"
-		uiw_pingpong "$size" "$n" on "$work/uiw-on"
-		fi_run "$size" "$n" "$port" "$work/fi-runs"
+	counted=0
+	tries=0
+	while [ "$counted" -lt "$fi_turns" ] && [ "$tries" -lt $((3 * fi_turns)) ]; do
+		tries=$((tries + 1))
+		: >"$work/run-off"
+		: >"$work/run-on"
+		: >"$work/run-fi"
+		probe; c=$cls
+		uiw_pingpong "$size" "$n" off "$work/run-off"
+		probe; [ "$cls" = "$c" ] || c=x
+		uiw_pingpong "$size" "$n" on "$work/run-on"
+		probe; [ "$cls" = "$c" ] || c=x
+		fi_run "$size" "$n" "$port" "$work/run-fi"
+		probe; [ "$cls" = "$c" ] || c=x
 		port=$((port + 1))
+		off=$(run_mean "$work/run-off")
+		on=$(run_mean "$work/run-on")
+		fiv=$(head -1 "$work/run-fi")
+		[ -n "$off" ] && [ -n "$on" ] && [ -n "$fiv" ] || continue
+		echo "$size $c $off $on $fiv" >>"$work/turns"
+		[ "$c" = x ] || counted=$((counted + 1))
 	done
-	# column 14: lat_avg_us
-	median_row "$work/uiw-off" 14 >>"$work/lat2-off.rows"
-	median_row "$work/uiw-on" 14 >>"$work/lat2-on.rows"
-	[ -s "$work/fi-runs" ] &&
-		echo "$size $(median_row "$work/fi-runs" 1)" >>"$work/fi.dat"
 	size=$((size * 2))
 done
-for crc in off on; do
-	cat "$work/lat2-header" "$work/lat2-$crc.rows" >"$work/lat2-$crc.csv"
-done
+# Per size: "size fi off on off/fi on/fi counted near far all" (medians;
+# counted 0: no turn stayed at one placement, all turns used).
+awk '
+	function med(a, k,   i, j, t) {
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return a[int((k + 1) / 2)]
+	}
+	!($1 in seen) { seen[$1] = 1; order[++ns] = $1 }
+	{ all[$1]++; row[$1, all[$1]] = $0 }
+	$2 != "x" { cnt[$1]++ }
+	$2 == "n" { near[$1]++ }
+	$2 == "f" { far[$1]++ }
+	END {
+		for (q = 1; q <= ns; q++) {
+			s = order[q]; k = 0
+			for (i = 1; i <= all[s]; i++) {
+				split(row[s, i], r, " ")
+				if (cnt[s] && r[2] == "x")
+					continue
+				k++
+				fv[k] = r[5]; ov[k] = r[3]; nv[k] = r[4]
+				ro[k] = r[3] / r[5]; rn[k] = r[4] / r[5]
+			}
+			printf "%s %.2f %.2f %.2f %.3f %.3f %d %d %d %d\n", s,
+				med(fv, k), med(ov, k), med(nv, k), med(ro, k),
+				med(rn, k), cnt[s] + 0, near[s] + 0, far[s] + 0,
+				all[s]
+		}
+	}' "$work/turns" >"$work/fi.dat"
 
 # The CPU's copy rate against (dst - src) mod 4096: what MPA's headers
 # do to the kernel's payload copies (see bench/copyalign.c).
@@ -222,14 +283,16 @@ human() {
 		"against libfabric, per size" \
 		"$fi_turns turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
 		"two processes each, with the same number of ping-pongs: $iters up to" \
-		"64 KiB, $(((iters + 3) / 4)) above)"
+		"64 KiB, $(((iters + 3) / 4)) above; a turn counts when the CPUs'" \
+		"placement stayed the same through its three runs, see below)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
 	echo "Ratios: \"vs TCP\" is uiwarp over raw TCP measured in turns with it at"
 	echo "the same size (throughput: higher is better; latency: lower is"
 	echo "better); \"vs libfabric\" is uiwarp's mean Send/Receive half round"
-	echo "trip over fi_pingpong's mean (lower is better)."
+	echo "trip over fi_pingpong's mean in the same turn, the median over the"
+	echo "turns counted (lower is better)."
 	echo
 	echo "## Throughput (MB/s = 10^6 payload octets per second)"
 	echo
@@ -257,25 +320,27 @@ human() {
 	echo "uiwarp's server and client run as two processes, as fi_pingpong's"
 	echo "do (means), with CRC off (libfabric's tcp provider has no digest"
 	echo "either) and with CRC on, taking turns with fi_pingpong size by size."
+	echo "The three latency columns of that comparison are medians over the"
+	echo "turns counted; \"turns counted\" says how many of those taken stayed"
+	echo "at one placement of the CPUs, and which."
 	echo
-	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | 2 processes, CRC off | CRC on | libfabric mean | vs libfabric, CRC off | CRC on |"
-	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|---------------------:|-------:|---------------:|----------------------:|-------:|"
+	echo "| test | size | median | p99 | mean | raw TCP median | vs TCP | 2 processes, CRC off | CRC on | libfabric mean | vs libfabric, CRC off | CRC on | turns counted |"
+	echo "|------|-----:|-------:|----:|-----:|---------------:|-------:|---------------------:|-------:|---------------:|----------------------:|-------:|---------------|"
 	awk -F, '
-		FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
-		FILENAME ~ /lat2-off.csv$/ { if (FNR > 1 && $1 == "send") off[$3] = $14; next }
-		FILENAME ~ /lat2-on.csv$/ { if (FNR > 1 && $1 == "send") on[$3] = $14; next }
+		FILENAME ~ /fi.dat$/ {
+			fi[$1] = sprintf("%.2f | %.2f | %.2f | %.2f | %.2f | %s", $3, $4,
+					 $2, $5, $6, $7 ? $7 " of " $10 " (" $8 " near, " $9 " far)" : \
+					 "0 of " $10 ": all used")
+			next
+		}
 		FNR == 1 { next }
 		{
 			sz = $3 >= 1048576 ? $3 / 1048576 " MiB" : \
 			     $3 >= 1024 ? $3 / 1024 " KiB" : $3 " B"
-			if ($1 == "send" && ($3 in fi) && ($3 in off) && ($3 in on))
-				lf = sprintf("%.2f | %.2f | %.2f | %.2f | %.2f", off[$3], on[$3],
-					     fi[$3], off[$3] / fi[$3], on[$3] / fi[$3])
-			else
-				lf = "- | - | - | - | -"
+			lf = $1 == "send" && ($3 in fi) ? fi[$3] : "- | - | - | - | - | -"
 			printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n",
 				$1, sz, $15, $16, $14, $21, $23, lf
-		}' FS=' ' "$work/fi.dat" FS=, "$work/lat2-off.csv" "$work/lat2-on.csv" "$work/lat.csv"
+		}' FS=' ' "$work/fi.dat" FS=, "$work/lat.csv"
 	echo
 	echo "## Message rate (8 B, 64 outstanding, 1 QP)"
 	echo
@@ -306,17 +371,43 @@ human() {
 			printf "- 8 B message rate, 64 outstanding (target >= 1 million/s for write): write %.3f, send %.3f million/s\n", r["write"], r["send"]
 		}' "$work/bw-on.csv" "$work/bw-off.csv" "$work/lat.csv" "$work/rate.csv"
 	for crc in off on; do
-		awk -F, -v crc="$crc" '
-			FILENAME ~ /fi.dat$/ { fi[$1] = $2; next }
-			FNR > 1 && $1 == "send" && ($3 in fi) {
-				n++; if ($14 <= fi[$3]) w++
-				if (!m || $14 / fi[$3] > m) m = $14 / fi[$3]
-			}
+		awk -v crc="$crc" '
+			{ r = crc == "off" ? $5 : $6; n++; if (r <= 1) w++; if (r > m) m = r }
 			END {
 				printf "- Send/Receive ping-pong vs libfabric tcp, both as two processes, uiwarp CRC %s (target: at least as fast at every size): ", crc
 				printf "uiwarp as fast or faster at %d of %d sizes; worst ratio %.2f\n", w, n, m
-			}' FS=' ' "$work/fi.dat" FS=, "$work/lat2-$crc.csv"
+			}' "$work/fi.dat"
 	done
+	echo
+	echo "## Placement of the two CPUs (bench/cpuprobe.c)"
+	echo
+	echo "The round trip of one cache line between a thread on each CPU."
+	echo "On this virtual machine it is either short (the vCPUs share a cache)"
+	echo "or several times as long, and changes between the two every few"
+	echo "seconds; loopback ping-pongs of every kind slow down with it (see"
+	echo "bench/profile.md).  \"far\" is at least twice the shortest seen."
+	echo
+	if [ -s "$work/placement" ]; then
+		awk -v min="$probe_min" '
+			{ n++; if ($1 >= 2 * min) { f[++k] = $1 } }
+			END {
+				for (i = 2; i <= k; i++)
+					for (j = i; j > 1 && f[j - 1] > f[j]; j--) {
+						t = f[j]; f[j] = f[j - 1]; f[j - 1] = t
+					}
+				printf "- before the runs, 10 s in 50 ms windows: shortest %d ns; far in %d of %d windows", min, k, n
+				if (k) printf " (median %d ns)", f[int((k + 1) / 2)]
+				printf "\n"
+			}' "$work/placement"
+		awk -v min="$probe_min" '
+			{ n++; if ($1 >= 2 * min) k++ }
+			END { printf "- probes around the libfabric runs: %d, far %d\n", n, k }' "$work/probes"
+		awk '
+			{ n++; if ($2 == "n") a++; else if ($2 == "f") b++; else x++ }
+			END { printf "- libfabric turns: %d taken, %d near and %d far counted, %d with a change of placement left out (unless a size had no other)\n", n, a, b, x }' "$work/turns"
+	else
+		echo "- no probe: fewer than two CPUs to use; every turn counted"
+	fi
 	echo
 	echo "## Copy rate against alignment (bench/copyalign.c)"
 	echo
@@ -358,7 +449,7 @@ for t in write send; do
 	col "$work/lat.csv" "$t" 15 >"$work/lat-$t.dat"
 done
 col "$work/lat.csv" send 21 >"$work/lat-tcp.dat"
-col "$work/lat2-off.csv" send 14 >"$work/lat-send2.dat"
+awk '{ print $1, $3 }' "$work/fi.dat" >"$work/lat-send2.dat"
 gnuplot <<EOF
 set terminal pngcairo size 900,560 noenhanced
 set datafile separator " "
