@@ -187,7 +187,9 @@ while [ "$size" -le "$hi" ]; do
 		off=$(run_mean "$work/run-off")
 		on=$(run_mean "$work/run-on")
 		fiv=$(head -1 "$work/run-fi")
-		[ -n "$off" ] && [ -n "$on" ] && [ -n "$fiv" ] || continue
+		if [ -z "$off" ] || [ -z "$on" ] || [ -z "$fiv" ]; then
+			continue
+		fi
 		echo "$size $c $off $on $fiv" >>"$work/turns"
 		[ "$c" = x ] || counted=$((counted + 1))
 	done
