@@ -48,16 +48,18 @@ Q2=${GUEST_PORTS[1]}
 # main thread, its pings done, destroys the event channel; the thread then
 # prints "rdma_get_cm_event: Bad file descriptor" and exits the process
 # with status 255 (about one run in ten here, with any peer).  That exit
-# flushes rping's buffered standard output after the message, so the tail
-# of a -v data line (only the ping pattern's characters, 'A' to 'z') may
-# follow it.  Only that ending counts as 0; the pings themselves are
+# flushes rping's buffered standard output after the message: whatever
+# of its -v data lines the buffer still held, whole ("server ping data:
+# rdma-ping-N: " and the ping pattern's characters, 'A' to 'z') or the
+# tail of one.  Only that ending counts as 0; the pings themselves are
 # checked apart.
 rping_status() {
 	local st=$1 f=$2 n
 	[ "$st" -eq 255 ] || return "$st"
 	n=$(grep -n -x "rdma_get_cm_event: Bad file descriptor" "$f" | tail -n 1 | cut -d: -f1)
 	[ -n "$n" ] || return "$st"
-	if tail -n +"$((n + 1))" "$f" | LC_ALL=C grep -q -v -x '[A-z]*'; then
+	if tail -n +"$((n + 1))" "$f" |
+	   LC_ALL=C grep -q -v -E -x '(server ping data: rdma-ping-[0-9]+: )?[A-z]*'; then
 		return "$st"
 	fi
 	echo "# $(basename "$f"): rping exited 255 at its teardown (its CM thread read the event channel just destroyed)"
