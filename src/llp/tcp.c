@@ -54,10 +54,12 @@
 #define TCP_SNDBUF_LOCAL (256 << 10) /* at least this on a local path */
 #define TCP_SNDBUF_RUNS (512 << 10) /* local, runs of FPDUs per message */
 #define TCP_STAGE        65536   /* receive read-ahead per thread */
-#define TCP_RA_SMALL     (4096 + 512) /* a read this small may read
-				    ahead: a page of payload and its
+#define TCP_RA_SMALL     (16384 + 512) /* a read this small may read
+				    ahead: up to 16 KiB of payload and its
 				    headers (copied once more, saving a
-				    system call per FPDU) */
+				    system call per FPDU; bench/profile.md:
+				    8-16 KiB ping-pong 1.41-1.45 -> 1.20-1.23
+				    of raw TCP) */
 #define TCP_TX_GATHER    512     /* a message this small goes by send() */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
 #define TCP_RX_TAIL      64      /* staged beyond each read: the rest

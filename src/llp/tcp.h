@@ -77,7 +77,7 @@ bool uiw_tcp_peer_local(int fd);
 void uiw_tcp_prepare(void);
 
 /* Payload octets that passed through the receive staging buffer in
- * hand-overs with a large payload run (4608 octets or more) in them, all
+ * hand-overs with a large payload run (16896 octets or more) in them, all
  * connections: read ahead after small FPDUs, then copied to their
  * place.  A steady stream of large FPDUs adds nothing
  * (tests/loopback/test_noalloc.c checks it). */
