@@ -146,6 +146,17 @@ probe_min=
 if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
 	probe_min=$(sort -n "$work/placement" | head -1)
 fi
+# med(a, k): the median (the lower middle) of a[1..k], which it sorts;
+# for awk programs, which may not have asort (mawk).
+awk_med='
+	function med(a, k,   i, j, t) {
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return a[int((k + 1) / 2)]
+	}
+'
 # Sets cls to n (near), f (far) or - (no probe).
 probe() {
 	local ns
@@ -197,14 +208,7 @@ while [ "$size" -le "$hi" ]; do
 done
 # Per size: "size fi off on off/fi on/fi counted near far all" (medians;
 # counted 0: no turn stayed at one placement, all turns used).
-awk '
-	function med(a, k,   i, j, t) {
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return a[int((k + 1) / 2)]
-	}
+awk "$awk_med"'
 	!($1 in seen) { seen[$1] = 1; order[++ns] = $1 }
 	{ all[$1]++; row[$1, all[$1]] = $0 }
 	$2 != "x" { cnt[$1]++ }
@@ -390,15 +394,11 @@ human() {
 	echo "bench/profile.md).  \"far\" is at least twice the shortest seen."
 	echo
 	if [ -s "$work/placement" ]; then
-		awk -v min="$probe_min" '
+		awk -v min="$probe_min" "$awk_med"'
 			{ n++; if ($1 >= 2 * min) { f[++k] = $1 } }
 			END {
-				for (i = 2; i <= k; i++)
-					for (j = i; j > 1 && f[j - 1] > f[j]; j--) {
-						t = f[j]; f[j] = f[j - 1]; f[j - 1] = t
-					}
 				printf "- before the runs, 10 s in 50 ms windows: shortest %d ns; far in %d of %d windows", min, k, n
-				if (k) printf " (median %d ns)", f[int((k + 1) / 2)]
+				if (k) printf " (median %d ns)", med(f, k)
 				printf "\n"
 			}' "$work/placement"
 		awk -v min="$probe_min" '
