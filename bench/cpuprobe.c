@@ -97,8 +97,8 @@ int main(int argc, char **argv)
 		trace = argc > 2 ? atof(argv[2]) : 0;
 	else if (argc > 1)
 		ms = atof(argv[1]);
-	if (argc > 3 || ms <= 0 || (argc > 1 && !strcmp(argv[1], "-t") &&
-				    trace <= 0)) {
+	if (argc > 1 && strcmp(argv[1], "-t") == 0 ? argc != 3 || trace <= 0
+						 : argc > 2 || ms <= 0) {
 		fprintf(stderr, "usage: cpuprobe [ms] | cpuprobe -t secs\n");
 		return 2;
 	}

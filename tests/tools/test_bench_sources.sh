@@ -67,7 +67,7 @@ if [ -x "$tmp/cpuprobe" ]; then
 			show "$tmp/probe.err"
 		fi
 	fi
-	for args in "-t" "-t 0" "-5" "0" "1 2 3"; do
+	for args in "-t" "-t 0" "-t 1 2" "-5" "0" "5 6"; do
 		# shellcheck disable=SC2086 # the arguments are split on purpose
 		"$tmp/cpuprobe" $args >"$tmp/out" 2>"$tmp/probe.err"
 		rc=$?
