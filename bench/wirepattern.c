@@ -169,10 +169,10 @@ static void transmit(int fd, int pat, uint8_t *buf)
 		}
 		return;
 	}
-	memset(mm, 0, sizeof(mm));
 	for (off = 0; off < msg_size; off += plen, m++) {
 		size_t p = msg_size - off < plen ? msg_size - off : plen;
 
+		memset(&mm[m], 0, sizeof(mm[m]));
 		v[3 * m].iov_base = hdr;
 		v[3 * m].iov_len = hlen;
 		v[3 * m + 1].iov_base = buf + off;
