@@ -24,7 +24,9 @@
 #   FI_TURNS=<n>   turns per size in the libfabric comparison that stayed at
 #                  one placement of the CPUs (default 5; up to three times
 #                  as many are taken to get them)
-#   ITERS=<n>      ping-pong iterations per size (default 2000)
+#   ITERS=<n>      ping-pong iterations per size, one process (default 2000)
+#   FI_ITERS=<n>   ping-pongs per run in the libfabric comparison (default
+#                  10000; a quarter above 64 KiB)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
 #   FI_PORT=<n>    first port for fi_pingpong (default 47592)
@@ -36,6 +38,7 @@ secs=${SECS:-1}
 repeat=${REPEAT:-3}
 fi_turns=${FI_TURNS:-5}
 iters=${ITERS:-2000}
+fi_iters=${FI_ITERS:-10000}
 sweep=${SWEEP:-1k:16m}
 lat_sweep=${LAT_SWEEP:-8:1m}
 fi_port=${FI_PORT:-47592}
@@ -78,7 +81,11 @@ run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.c
 # three take turns (uiwarp CRC off, uiwarp CRC on, fi_pingpong) with the
 # same number of ping-pongs, so that a slow stretch of the machine falls
 # on all of them alike, and the turns are compared at one placement of
-# the CPUs (below).  CRC
+# the CPUs (below).  Which of the three goes first rotates from turn to
+# turn: with short runs the first of a turn was the slowest (at 256 B
+# and 4 KiB, CRC off 1.4 times CRC on in the same turns), and runs of
+# 10000 ping-pongs (2000 before) keep a millisecond's stall from moving
+# a mean by much.  CRC
 # off is the like-for-like setting (libfabric's tcp provider adds no
 # digest of its own); CRC on is reported next to it.  fi_pingpong's
 # "usec/xfer" is the time of one transfer, half a round trip, the mean
@@ -178,8 +185,8 @@ size=$(to_octets "${lat_sweep%%:*}")
 hi=$(to_octets "${lat_sweep##*:}")
 port=$fi_port
 while [ "$size" -le "$hi" ]; do
-	n=$iters
-	[ "$size" -gt 65536 ] && n=$(((iters + 3) / 4))
+	n=$fi_iters
+	[ "$size" -gt 65536 ] && n=$(((fi_iters + 3) / 4))
 	counted=0
 	tries=0
 	while [ "$counted" -lt "$fi_turns" ] && [ "$tries" -lt $((3 * fi_turns)) ]; do
@@ -188,12 +195,14 @@ while [ "$size" -le "$hi" ]; do
 		: >"$work/run-on"
 		: >"$work/run-fi"
 		probe; c=$cls
-		uiw_pingpong "$size" "$n" off "$work/run-off"
-		probe; [ "$cls" = "$c" ] || c=x
-		uiw_pingpong "$size" "$n" on "$work/run-on"
-		probe; [ "$cls" = "$c" ] || c=x
-		fi_run "$size" "$n" "$port" "$work/run-fi"
-		probe; [ "$cls" = "$c" ] || c=x
+		for k in 0 1 2; do
+			case $(((tries + k) % 3)) in
+			0) uiw_pingpong "$size" "$n" off "$work/run-off" ;;
+			1) uiw_pingpong "$size" "$n" on "$work/run-on" ;;
+			2) fi_run "$size" "$n" "$port" "$work/run-fi" ;;
+			esac
+			probe; [ "$cls" = "$c" ] || c=x
+		done
 		port=$((port + 1))
 		off=$(run_mean "$work/run-off")
 		on=$(run_mean "$work/run-on")
@@ -288,8 +297,9 @@ human() {
 		"uiwarp's slots, depth x size);" \
 		"against libfabric, per size" \
 		"$fi_turns turns of uiwarp CRC off, uiwarp CRC on and fi_pingpong, as" \
-		"two processes each, with the same number of ping-pongs: $iters up to" \
-		"64 KiB, $(((iters + 3) / 4)) above; a turn counts when the CPUs'" \
+		"two processes each, with the same number of ping-pongs: $fi_iters up to" \
+		"64 KiB, $(((fi_iters + 3) / 4)) above, the three runs of a turn in" \
+		"an order that rotates from turn to turn; a turn counts when the CPUs'" \
 		"placement stayed the same through its three runs, see below)"
 	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
