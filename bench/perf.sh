@@ -10,7 +10,8 @@
 #     server and a client process;
 #   - message rate (--rate --poll): 8-octet Writes and Sends, 64 outstanding;
 #   - the placement of the two CPUs (bench/cpuprobe.c), which the libfabric
-#     comparison holds constant within a turn;
+#     comparison holds constant within a turn, and under which the 8-octet
+#     ping-pong is run again, run by run, to give its ratio for each;
 #
 # raw TCP takes turns with uiwarp for each figure in the same
 # invocation.  Writes bench/perf-latest.md and the plots bench/perf-bw.png
@@ -27,6 +28,8 @@
 #   ITERS=<n>      ping-pong iterations per size, one process (default 2000)
 #   FI_ITERS=<n>   ping-pongs per run in the libfabric comparison (default
 #                  10000; a quarter above 64 KiB)
+#   P8_TURNS=<n>   probe-checked runs of the 8-octet ping-pong (default 8)
+#   P8_ITERS=<n>   ping-pongs per such run (default 20000)
 #   SWEEP=<a:b>    bandwidth sizes, powers of two (default 1k:16m)
 #   LAT_SWEEP=<a:b> latency sizes (default 8:1m)
 #   FI_PORT=<n>    first port for fi_pingpong (default 47592)
@@ -39,6 +42,8 @@ repeat=${REPEAT:-3}
 fi_turns=${FI_TURNS:-5}
 iters=${ITERS:-2000}
 fi_iters=${FI_ITERS:-10000}
+p8_turns=${P8_TURNS:-8}
+p8_iters=${P8_ITERS:-20000}
 sweep=${SWEEP:-1k:16m}
 lat_sweep=${LAT_SWEEP:-8:1m}
 fi_port=${FI_PORT:-47592}
@@ -241,6 +246,21 @@ awk "$awk_med"'
 		}
 	}' "$work/turns" >"$work/fi.dat"
 
+# The 8-octet ping-pong of the targets, run by run with a probe before
+# and after (as the libfabric turns): the ratio to raw TCP differs with
+# the placement more than anything uiwarp does, so it is given for each.
+# A run counts under the placement both probes found.
+: >"$work/p8"
+for _ in $(seq "$p8_turns"); do
+	probe; c=$cls
+	"$perf" --loopback --tcp --lat --poll -t write,send -S 8 -n "$p8_iters" \
+		--csv >"$work/p8.csv" || continue
+	probe; [ "$cls" = "$c" ] || c=x
+	awk -F, -v c="$c" 'NR > 1 { r[$1] = $23 }
+		END { if (("write" in r) && ("send" in r)) print c, r["write"], r["send"] }' \
+		"$work/p8.csv" >>"$work/p8"
+done
+
 # The CPU's copy rate against (dst - src) mod 4096: what MPA's headers
 # do to the kernel's payload copies (see bench/copyalign.c).
 cc -O2 -o "$work/copyalign" "$src/bench/copyalign.c"
@@ -367,7 +387,23 @@ human() {
 	echo
 	echo "## Against the targets of issue #5"
 	echo
-	awk -F, '
+	p8sum=$(awk "$awk_med"'
+		$1 != "x" { k = $1; c[k]++; w[k, c[k]] = $2; s[k, c[k]] = $3 }
+		{ all++ }
+		END {
+			printf "in %d runs of their own with a placement probe before and after:", all
+			split("n f -", ks, " "); nm["n"] = "near"; nm["f"] = "far"
+			nm["-"] = "no probe"; sep = ""
+			for (i = 1; i <= 3; i++) {
+				k = ks[i]
+				if (!c[k]) continue
+				for (j = 1; j <= c[k]; j++) { a[j] = w[k, j]; b[j] = s[k, j] }
+				printf "%s %s (%d runs) write %.2f, send %.2f", sep, nm[k], c[k], med(a, c[k]), med(b, c[k])
+				sep = ";"
+			}
+			if (sep == "") printf " none kept one placement"
+		}' "$work/p8")
+	awk -F, -v p8="$p8sum" '
 		FNR == 1 { f++; next }
 		f <= 2 && $3 >= 65536 {
 			k = $1 (f == 1 ? " CRC on" : " CRC off")
@@ -384,6 +420,7 @@ human() {
 				if (ks[i] in lo)
 					printf "  - %s: %.2f .. %.2f\n", ks[i], lo[ks[i]], hi[ks[i]]
 			printf "- 8 B ping-pong, median vs raw TCP (target <= 1.2): write %.2f, send %.2f\n", l8["write"], l8["send"]
+			if (p8 != "") printf "  - %s\n", p8
 			printf "- 8 B message rate, 64 outstanding (target >= 1 million/s for write): write %.3f, send %.3f million/s\n", r["write"], r["send"]
 		}' "$work/bw-on.csv" "$work/bw-off.csv" "$work/lat.csv" "$work/rate.csv"
 	for crc in off on; do
@@ -417,6 +454,9 @@ human() {
 		awk '
 			{ n++; if ($2 == "n") a++; else if ($2 == "f") b++; else x++ }
 			END { printf "- libfabric turns: %d taken, %d near and %d far counted, %d with a change of placement left out (unless a size had no other)\n", n, a, b, x }' "$work/turns"
+		awk '
+			{ n++; if ($1 == "n") a++; else if ($1 == "f") b++; else x++ }
+			END { printf "- 8-octet ping-pong runs: %d, %d near, %d far, %d with a change of placement\n", n, a, b, x }' "$work/p8"
 	else
 		echo "- no probe: fewer than two CPUs to use; every turn counted"
 	fi
