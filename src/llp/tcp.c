@@ -688,7 +688,11 @@ static void rx_stop(struct uiw_tcp *t)
  * When staged octets would have to be copied into a large payload (a
  * bulk FPDU after small ones), read-ahead stops until small reads are
  * seen again: bulk data then goes to its place with one copy, the
- * kernel's.
+ * kernel's.  A message of several FPDUs ends with a short one unless its
+ * length is a multiple of the segment; when the engine expects that one
+ * next (uiw_qp_rx_iov_ahead: messages as long as the one before), it
+ * comes with the read of the large one before it, staged and copied
+ * (at most 16 KiB of payload), which saves a read per message.
  */
 enum rx_res {
 	RX_AGAIN,     /* the socket is empty (or the budget spent) */
@@ -762,7 +766,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		return RX_FAILED;          /* errno ENOMEM */
 	for (i = 0; i < budget; i++) {
 		struct iovec *iov = sc->riov;
-		size_t total = 0, tail;
+		size_t total = 0, tail, ahead;
 		ssize_t r;
 		int k, n;
 
@@ -773,7 +777,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 				return res;
 			continue;
 		}
-		n = uiw_qp_rx_iov(t->qp, iov, TCP_IOV_MAX);
+		n = uiw_qp_rx_iov_ahead(t->qp, iov, TCP_IOV_MAX, &ahead);
 		for (k = 0; k < n; k++)
 			total += iov[k].iov_len;
 		if (n <= 0 || total == 0)
@@ -787,6 +791,13 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		 * part common to all DDP headers and then the rest).  Too
 		 * short to stage payload in bulk. */
 		tail = TCP_RX_TAIL;
+		/* The short FPDU that ends a message, when the engine
+		 * expects one next (uiw_qp_rx_iov_ahead): read with this
+		 * one and copied, instead of a read of its own.  The usual
+		 * tail stays beyond it, so that a read short of the whole
+		 * still tells that the socket is empty. */
+		if (ahead <= TCP_STAGE - TCP_RX_TAIL)
+			tail += ahead;
 		iov[n].iov_base = sc->stage;
 		iov[n].iov_len = tail;
 		r = readv(t->fd, iov, n + 1);

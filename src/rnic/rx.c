@@ -90,6 +90,7 @@ void uiw_rx_reset(struct uiw_qp *qp)
 	r->stopped = false;
 	r->valid_seen = false;
 	r->handed = 0;
+	r->msg_got = r->last_msg = 0;
 	/* RFC 5041 §4.3: the initial MSN of each queue is one. */
 	r->msn[0] = r->msn[1] = r->msn[2] = 1;
 	r->q1_got = r->q2_got = 0;
@@ -625,7 +626,37 @@ static void iov_add(struct iovec *iov, int *n, uint8_t *p, uint32_t len)
 	(*n)++;
 }
 
+/* Under qp->lock, the current FPDU's header validated and its last
+ * octets named: what uiw_qp_rx_iov_ahead says about the next FPDU. */
+static size_t rx_ahead(const struct uiw_qp *qp)
+{
+	const struct uiw_rx *r = &qp->rx;
+	uint32_t have, rest, flen;
+
+	if (qp->lp.markers_rx || !r->hdr_done || r->h.last)
+		return 0;
+	have = r->msg_got + r->plen;
+	if (r->last_msg <= have)
+		return 0;
+	rest = r->last_msg - have;
+	/* More than this FPDU carried (the peer's segment size): the next
+	 * one is not the last. */
+	if (rest > r->plen || rest > UIW_RX_AHEAD_MAX)
+		return 0;
+	/* The next FPDU as the last of a message like this one: the same
+	 * header, the rest of the payload; its first 4 + UIW_RX_SPEC
+	 * octets are named already. */
+	flen = uiw_mpa_plain_len(r->hlen + rest);
+	return flen > 4 + UIW_RX_SPEC ? flen - (4 + UIW_RX_SPEC) : 0;
+}
+
 int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
+{
+	return uiw_qp_rx_iov_ahead(qp, iov, max, NULL);
+}
+
+int uiw_qp_rx_iov_ahead(struct uiw_qp *qp, struct iovec *iov, int max,
+			size_t *ahead)
 {
 	struct uiw_rx *r;
 	struct rx_cur c;
@@ -633,6 +664,8 @@ int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
 	size_t total = 0;
 	int n = 0, i;
 
+	if (ahead)
+		*ahead = 0;
 	if (!qp || !iov || max <= 0)
 		return 0;
 	r = &qp->rx;
@@ -670,6 +703,8 @@ int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
 				      UIW_MPA_MARKER_LEN : 0;
 
 			iov_add(iov, &n, r->start, mk + 4 + UIW_RX_SPEC);
+			if (ahead)
+				*ahead = rx_ahead(qp);
 			break;
 		}
 		d = rx_dest(qp, &c, &p, &len);
@@ -747,6 +782,11 @@ static void fpdu_end(struct uiw_qp *qp, struct uiw_qp_act *act)
 	if (e != UIW_OK) {
 		rx_fail(qp, e, act);
 		return;
+	}
+	r->msg_got += r->plen;
+	if (r->h.last) {
+		r->last_msg = r->msg_got;
+		r->msg_got = 0;
 	}
 	deliver(qp, act);
 	if (!r->stopped)

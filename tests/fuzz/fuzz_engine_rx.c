@@ -166,6 +166,7 @@ static struct state {
 	uint8_t *tx;
 	size_t tx_len;
 	bool attached, closed, abortive;
+	bool markers_rx;            /* the peer inserts markers */
 	uint64_t rng;
 	int run;                    /* RUN_* */
 	size_t at;                  /* stream octets handed over so far */
@@ -812,11 +813,18 @@ static int round_iov(const uint8_t *s, size_t avail, uint8_t c1,
 {
 	struct iovec iov[64];
 	int max = (c1 >> 2) % 64 + 1, n, i, r;
-	size_t room, take, k, o;
+	size_t room, take, k, o, ahead = SIZE_MAX;
 
 	*took = 0;
-	n = uiw_qp_rx_iov(S.qp, iov, max);
+	n = uiw_qp_rx_iov_ahead(S.qp, iov, max, &ahead);
 	FZ_CHECK(n >= 0 && n <= max, "rx_iov returned %d of %d", n, max);
+	/* A guess of the rest of a short FPDU: never more than one with
+	 * UIW_RX_AHEAD_MAX octets of payload and the longest header, never
+	 * with markers (the octets themselves go in as usual). */
+	FZ_CHECK(ahead <= UIW_RX_AHEAD_MAX + UIW_DDP_MAX_HDR_LEN + 8 &&
+		 (!ahead || !S.markers_rx),
+		 "%s: rx_iov_ahead guessed %zu octets%s", run_name[S.run],
+		 ahead, S.markers_rx ? " with markers" : "");
 	if (n == 0)
 		return 1;
 	room = 0;
@@ -1056,6 +1064,7 @@ static void setup(uint8_t c0, uint8_t c2, struct uiw_llp_params *lp)
 	memset(lp, 0, sizeof(*lp));
 	lp->crc = c0 & 0x01;
 	lp->markers_rx = c0 & 0x02;
+	S.markers_rx = lp->markers_rx;
 	lp->markers_tx = c0 & 0x04;
 	lp->hold_tx = c0 & 0x08;
 	lp->rtr_recv = lp->hold_tx ? (c0 >> 4) & UIW_RTR_ALL : 0;
