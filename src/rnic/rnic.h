@@ -107,12 +107,12 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err);
 int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
 /* As uiw_qp_rx_iov; *ahead gets how many octets after those named are
  * worth reading along with them.  When the iovecs end an FPDU that is not
- * its message's last, and the message is as long as the one before it
- * would have the next FPDU be the last, with no more payload than this
- * one and at most UIW_RX_AHEAD_MAX octets: the rest of that FPDU (a
- * ping-pong or stream of equal messages ends each with a short FPDU,
- * which would otherwise take a read of its own).  0 otherwise, and
- * always with markers.  A guess: octets read ahead go to the engine with
+ * its message's last, and a message as long as the one before it would
+ * end with the next FPDU (carrying no more payload than this one, and at
+ * most UIW_RX_AHEAD_MAX octets): the rest of that FPDU.  A ping-pong or
+ * a stream of equal messages ends each with a short FPDU, which would
+ * otherwise take a read of its own.  0 otherwise, and always with
+ * markers.  A guess: octets read ahead go to the engine with
  * uiw_qp_rx_feed like any others. */
 #define UIW_RX_AHEAD_MAX 16384
 int uiw_qp_rx_iov_ahead(struct uiw_qp *qp, struct iovec *iov, int max,
