@@ -65,19 +65,66 @@ cleanup() {
 trap cleanup EXIT
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# Where the host has put the two vCPUs (bench/cpuprobe.c): a cache
+# line's round trip between them is "near" (a shared cache) or "far",
+# and the machine changes between the two every few seconds; a loopback
+# ping-pong of 64 KiB takes up to 2.4 times as long far.  A turn counts
+# when the probes before, between and after its three runs all found
+# the same placement; up to three times $fi_turns turns are taken to
+# get $fi_turns of them.  The ratio of a size is the median of its
+# counted turns' ratios, each of runs made at one placement.  Without
+# a probe (one CPU) every turn counts.
+cc -O2 -pthread -o "$work/cpuprobe" "$src/bench/cpuprobe.c"
+probe_min=
+if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
+	probe_min=$(sort -n "$work/placement" | head -1)
+fi
+# med(a, k): the median (the lower middle) of a[1..k], which it sorts;
+# for awk programs, which may not have asort (mawk).
+awk_med='
+	function med(a, k,   i, j, t) {
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return a[int((k + 1) / 2)]
+	}
+'
+# Sets cls to n (near), f (far) or - (no probe); logs the round trip to
+# $probe_log (default $work/probes).
+probe() {
+	local ns
+
+	cls=-
+	[ -n "$probe_min" ] || return 0
+	ns=$("$work/cpuprobe" 10 2>/dev/null) || return 0
+	[ "$ns" -lt "$probe_min" ] && probe_min=$ns
+	if [ "$ns" -lt $((2 * probe_min)) ]; then cls=n; else cls=f; fi
+	echo "$ns" >>"${probe_log:-$work/probes}"
+}
+# One uiwarp-perf invocation of the one-process part, named $1 in the
+# report, between two placement probes ("$1 before after" in phases).
 run() {
+	local name=$1 c
+
+	shift
+	probe_log=$work/phase-probes probe; c=$cls
 	echo "+ uiwarp-perf --repeat $repeat $*" >&2
 	"$perf" --repeat "$repeat" "$@"
+	probe_log=$work/phase-probes probe
+	echo "$name $c $cls" >>"$work/phases"
 }
+: >"$work/phases"
 
-run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
-	--crc on --csv >"$work/bw-on.csv"
-run --loopback --tcp --bw -t write,read,send --sweep "$sweep" -D "$secs" \
-	--crc off --csv >"$work/bw-off.csv"
-run --loopback --tcp --lat -t write,send --sweep "$lat_sweep" -n "$iters" \
-	--poll --csv >"$work/lat.csv"
+run "throughput, CRC on" --loopback --tcp --bw -t write,read,send \
+	--sweep "$sweep" -D "$secs" --crc on --csv >"$work/bw-on.csv"
+run "throughput, CRC off" --loopback --tcp --bw -t write,read,send \
+	--sweep "$sweep" -D "$secs" --crc off --csv >"$work/bw-off.csv"
+run "latency" --loopback --tcp --lat -t write,send --sweep "$lat_sweep" \
+	-n "$iters" --poll --csv >"$work/lat.csv"
 # Polling, with the posts of a turn sent together at the next poll.
-run --loopback --tcp --rate -t write,send -D "$secs" --poll --csv >"$work/rate.csv"
+run "message rate" --loopback --tcp --rate -t write,send -D "$secs" --poll \
+	--csv >"$work/rate.csv"
 
 # Send/Receive ping-pong with server and client in two processes, as
 # fi_pingpong runs (one spinning thread each; --loopback puts both ends and
@@ -143,42 +190,6 @@ to_octets() {
 	*m | *M) echo $((${1%?} * 1048576)) ;;
 	*) echo "$1" ;;
 	esac
-}
-# Where the host has put the two vCPUs (bench/cpuprobe.c): a cache
-# line's round trip between them is "near" (a shared cache) or "far",
-# and the machine changes between the two every few seconds; a loopback
-# ping-pong of 64 KiB takes up to 2.4 times as long far.  A turn counts
-# when the probes before, between and after its three runs all found
-# the same placement; up to three times $fi_turns turns are taken to
-# get $fi_turns of them.  The ratio of a size is the median of its
-# counted turns' ratios, each of runs made at one placement.  Without
-# a probe (one CPU) every turn counts.
-cc -O2 -pthread -o "$work/cpuprobe" "$src/bench/cpuprobe.c"
-probe_min=
-if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
-	probe_min=$(sort -n "$work/placement" | head -1)
-fi
-# med(a, k): the median (the lower middle) of a[1..k], which it sorts;
-# for awk programs, which may not have asort (mawk).
-awk_med='
-	function med(a, k,   i, j, t) {
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return a[int((k + 1) / 2)]
-	}
-'
-# Sets cls to n (near), f (far) or - (no probe).
-probe() {
-	local ns
-
-	cls=-
-	[ -n "$probe_min" ] || return 0
-	ns=$("$work/cpuprobe" 10 2>/dev/null) || return 0
-	[ "$ns" -lt "$probe_min" ] && probe_min=$ns
-	if [ "$ns" -lt $((2 * probe_min)) ]; then cls=n; else cls=f; fi
-	echo "$ns" >>"$work/probes"
 }
 # The mean half round trip (column 14) of a run's CSV row, or nothing.
 run_mean() {
@@ -457,6 +468,11 @@ human() {
 		awk '
 			{ n++; if ($1 == "n") a++; else if ($1 == "f") b++; else x++ }
 			END { printf "- 8-octet ping-pong runs: %d, %d near, %d far, %d with a change of placement\n", n, a, b, x }' "$work/p8"
+		awk '
+			{ c = $NF; b = $(NF - 1); $NF = ""; $(NF - 1) = ""
+			  sub(/ +$/, "")
+			  nm["n"] = "near"; nm["f"] = "far"; nm["-"] = "?"
+			  printf "- one process, %s: %s before, %s after\n", $0, nm[b], nm[c] }' "$work/phases"
 	else
 		echo "- no probe: fewer than two CPUs to use; every turn counted"
 	fi
