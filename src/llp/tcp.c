@@ -690,9 +690,9 @@ static void rx_stop(struct uiw_tcp *t)
  * seen again: bulk data then goes to its place with one copy, the
  * kernel's.  A message of several FPDUs ends with a short one unless its
  * length is a multiple of the segment; when the engine expects that one
- * next (uiw_qp_rx_iov_ahead: messages as long as the one before), it
- * comes with the read of the large one before it, staged and copied
- * (at most 16 KiB of payload), which saves a read per message.
+ * next (uiw_qp_rx_iov_ahead: messages as long as the one before of their
+ * kind), it comes with the read of the large one before it, staged and
+ * copied (at most 16 KiB of payload), which saves a read per message.
  */
 enum rx_res {
 	RX_AGAIN,     /* the socket is empty (or the budget spent) */

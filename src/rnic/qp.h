@@ -199,10 +199,12 @@ struct uiw_rx {
 	struct uiw_mr_entry **holds;
 	unsigned nholds, holds_cap;
 	size_t handed;              /* octets named by the last rx_iov */
-	/* Messages (every FPDU up to one with L set), for the LLP's guess
-	 * of a short last FPDU (uiw_qp_rx_iov_ahead) */
-	uint32_t msg_got;           /* payload of the message so far */
-	uint32_t last_msg;          /* payload of the last whole message */
+	/* Messages (every FPDU up to one with L set), untagged [0] and
+	 * tagged [1] apart, for the LLP's guess of a short last FPDU
+	 * (uiw_qp_rx_iov_ahead): an RPC's Writes of data and Sends of
+	 * replies, a Write and its Immediate Data, alternate */
+	uint32_t msg_got[2];        /* payload of the message so far */
+	uint32_t last_msg[2];       /* payload of the last whole message */
 	bool feeding;               /* inside uiw_qp_rx_feed */
 	size_t fed_run;             /* its longest payload copy */
 	size_t fed_payload;         /* its payload octets */

@@ -90,7 +90,8 @@ void uiw_rx_reset(struct uiw_qp *qp)
 	r->stopped = false;
 	r->valid_seen = false;
 	r->handed = 0;
-	r->msg_got = r->last_msg = 0;
+	memset(r->msg_got, 0, sizeof(r->msg_got));
+	memset(r->last_msg, 0, sizeof(r->last_msg));
 	/* RFC 5041 §4.3: the initial MSN of each queue is one. */
 	r->msn[0] = r->msn[1] = r->msn[2] = 1;
 	r->q1_got = r->q2_got = 0;
@@ -632,13 +633,14 @@ static size_t rx_ahead(const struct uiw_qp *qp)
 {
 	const struct uiw_rx *r = &qp->rx;
 	uint32_t have, rest, flen;
+	int k = r->h.tagged;
 
 	if (qp->lp.markers_rx || !r->hdr_done || r->h.last)
 		return 0;
-	have = r->msg_got + r->plen;
-	if (r->last_msg <= have)
+	have = r->msg_got[k] + r->plen;
+	if (r->last_msg[k] <= have)
 		return 0;
-	rest = r->last_msg - have;
+	rest = r->last_msg[k] - have;
 	/* More than this FPDU carried (the peer's segment size): the next
 	 * one is not the last. */
 	if (rest > r->plen || rest > UIW_RX_AHEAD_MAX)
@@ -783,10 +785,10 @@ static void fpdu_end(struct uiw_qp *qp, struct uiw_qp_act *act)
 		rx_fail(qp, e, act);
 		return;
 	}
-	r->msg_got += r->plen;
+	r->msg_got[r->h.tagged] += r->plen;
 	if (r->h.last) {
-		r->last_msg = r->msg_got;
-		r->msg_got = 0;
+		r->last_msg[r->h.tagged] = r->msg_got[r->h.tagged];
+		r->msg_got[r->h.tagged] = 0;
 	}
 	deliver(qp, act);
 	if (!r->stopped)

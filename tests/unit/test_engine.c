@@ -1089,12 +1089,15 @@ static void test_direct_placement(void **state)
 	}
 }
 
-/* uiw_qp_rx_iov_ahead: once a message has been seen, the read that ends
- * the second-to-last FPDU of one as long (a Send, then a Write, whose
- * headers differ) also names the rest of its short last FPDU; those
- * octets go in with uiw_qp_rx_feed, as the TCP LLP does, and land where
- * they belong.  Nothing is guessed before a first message, for an FPDU
- * followed by a full one, or with markers. */
+/* uiw_qp_rx_iov_ahead: once a message of a kind (untagged, tagged) has
+ * been seen, the read that ends the second-to-last FPDU of one as long of
+ * that kind also names the rest of its short last FPDU; those octets go
+ * in with uiw_qp_rx_feed, as the TCP LLP does, and land where they
+ * belong.  Sends and Writes alternate, and a Write with Immediate Data
+ * (whose Immediate Data message is untagged and short) comes before the
+ * last Write: each kind keeps its own length.  Nothing is guessed for
+ * the first message of a kind, for an FPDU followed by a full one, or
+ * with markers. */
 static void test_rx_ahead(void **state)
 {
 	const uint32_t len = 10000, mulpdu = 4096;
@@ -1109,31 +1112,51 @@ static void test_rx_ahead(void **state)
 			uint32_t t_last = len - 2 * (mulpdu - 14);
 			struct ep_pipe p;
 			struct ep_buf src, rcv, tgt;
+			struct uiw_send_wr imm;
+			struct uiw_sge sge;
 			struct iovec iov[64];
 			size_t off = 0, got[8];
 			struct uiw_wc wc[8];
 			int na = 0, i;
 
 			assert_int_equal(ep_open(&p, &cfg), 0);
-			assert_int_equal(ep_buf_reg(&src, p.a.pd, 3 * len, 0),
+			assert_int_equal(ep_buf_reg(&src, p.a.pd, 5 * len, 0),
 					 0);
 			assert_int_equal(ep_buf_reg(&rcv, p.b.pd, 2 * len,
 						    UIW_ACCESS_LOCAL_WRITE), 0);
-			assert_int_equal(ep_buf_reg(&tgt, p.b.pd, len,
+			assert_int_equal(ep_buf_reg(&tgt, p.b.pd, 3 * len,
 						    ALL_REMOTE), 0);
-			ep_fill(src.p, 3 * len, 11);
+			ep_fill(src.p, 5 * len, 11);
 			assert_int_equal(ep_post_recv(p.b.qp, 1, &rcv, 0, len),
 					 0);
 			assert_int_equal(ep_post_recv(p.b.qp, 2, &rcv, len,
 						      len), 0);
-			for (i = 0; i < 2; i++)
-				assert_int_equal(ep_post_send(p.a.qp, 10 + i,
-						UIW_WR_SEND, 0, &src, i * len,
-						len, 0, 0, 0), 0);
-			assert_int_equal(ep_post_send(p.a.qp, 12,
-					UIW_WR_RDMA_WRITE, 0, &src, 2 * len,
-					len, tgt.mr->rkey, (uintptr_t)tgt.p,
-					0), 0);
+			assert_int_equal(ep_post_recv(p.b.qp, 3, &rcv, 0, 0),
+					 0);
+			/* Send, Write, Send, Write with Immediate, Write */
+			assert_int_equal(ep_post_send(p.a.qp, 10, UIW_WR_SEND,
+					0, &src, 0, len, 0, 0, 0), 0);
+			assert_int_equal(ep_post_send(p.a.qp, 11,
+					UIW_WR_RDMA_WRITE, 0, &src, len, len,
+					tgt.mr->rkey, (uintptr_t)tgt.p, 0), 0);
+			assert_int_equal(ep_post_send(p.a.qp, 12, UIW_WR_SEND,
+					0, &src, 2 * len, len, 0, 0, 0), 0);
+			memset(&imm, 0, sizeof(imm));
+			sge.addr = (uintptr_t)(src.p + 3 * len);
+			sge.length = len;
+			sge.lkey = src.mr->lkey;
+			imm.wr_id = 13;
+			imm.opcode = UIW_WR_RDMA_WRITE_WITH_IMM;
+			imm.imm_data = 0x1122334455667788ull;
+			imm.sg_list = &sge;
+			imm.num_sge = 1;
+			imm.wr.rdma.rkey = tgt.mr->rkey;
+			imm.wr.rdma.remote_addr = (uintptr_t)(tgt.p + len);
+			assert_int_equal(uiw_post_send(p.a.qp, &imm, NULL), 0);
+			assert_int_equal(ep_post_send(p.a.qp, 14,
+					UIW_WR_RDMA_WRITE, 0, &src, 4 * len,
+					len, tgt.mr->rkey,
+					(uintptr_t)(tgt.p + 2 * len), 0), 0);
 			ep_drain_tx(&p, &p.a);
 			while (off < p.a.q_len) {
 				struct uiw_rx_fed fed;
@@ -1170,20 +1193,31 @@ static void test_rx_ahead(void **state)
 			if (mk) {
 				assert_int_equal(na, 0);
 			} else {
-				/* the 16 octets after LEN's are named */
-				assert_int_equal(na, 2);
+				/* the second Send, the Write with Immediate
+				 * Data, the last Write; the 16 octets after
+				 * LEN's are named already */
+				assert_int_equal(na, 3);
 				assert_int_equal(got[0],
 					uiw_mpa_plain_len(18 + u_last) - 16);
 				assert_int_equal(got[1],
 					uiw_mpa_plain_len(14 + t_last) - 16);
+				assert_int_equal(got[2], got[1]);
 			}
-			assert_memory_equal(rcv.p, src.p, 2 * len);
-			assert_memory_equal(tgt.p, src.p + 2 * len, len);
-			assert_int_equal(ep_poll(p.b.cq, wc, 8), 2);
-			for (i = 0; i < 2; i++) {
+			assert_memory_equal(rcv.p, src.p, len);
+			assert_memory_equal(rcv.p + len, src.p + 2 * len, len);
+			assert_memory_equal(tgt.p, src.p + len, len);
+			assert_memory_equal(tgt.p + len, src.p + 3 * len,
+					    2 * len);
+			assert_int_equal(ep_poll(p.b.cq, wc, 8), 3);
+			for (i = 0; i < 3; i++) {
 				assert_int_equal(wc[i].status, UIW_WC_SUCCESS);
-				assert_int_equal(wc[i].byte_len, len);
+				assert_int_equal(wc[i].wr_id, (uint64_t)i + 1);
 			}
+			assert_int_equal(wc[0].byte_len, len);
+			assert_int_equal(wc[1].byte_len, len);
+			assert_int_equal(wc[2].opcode,
+					 UIW_WC_RECV_RDMA_WITH_IMM);
+			assert_int_equal(wc[2].imm_data, imm.imm_data);
 			ep_buf_free(&src);
 			ep_buf_free(&rcv);
 			ep_buf_free(&tgt);
