@@ -90,8 +90,7 @@ awk_med='
 		return a[int((k + 1) / 2)]
 	}
 '
-# Sets cls to n (near), f (far) or - (no probe); logs the round trip to
-# $probe_log (default $work/probes).
+# Sets cls to n (near), f (far) or - (no probe); logs the round trip.
 probe() {
 	local ns
 
@@ -100,7 +99,7 @@ probe() {
 	ns=$("$work/cpuprobe" 10 2>/dev/null) || return 0
 	[ "$ns" -lt "$probe_min" ] && probe_min=$ns
 	if [ "$ns" -lt $((2 * probe_min)) ]; then cls=n; else cls=f; fi
-	echo "$ns" >>"${probe_log:-$work/probes}"
+	echo "$ns" >>"$work/probes"
 }
 # One uiwarp-perf invocation of the one-process part, named $1 in the
 # report, between two placement probes ("$1 before after" in phases).
@@ -108,13 +107,14 @@ run() {
 	local name=$1 c
 
 	shift
-	probe_log=$work/phase-probes probe; c=$cls
+	probe; c=$cls
 	echo "+ uiwarp-perf --repeat $repeat $*" >&2
 	"$perf" --repeat "$repeat" "$@"
-	probe_log=$work/phase-probes probe
+	probe
 	echo "$name $c $cls" >>"$work/phases"
 }
 : >"$work/phases"
+: >"$work/probes"
 
 run "throughput, CRC on" --loopback --tcp --bw -t write,read,send \
 	--sweep "$sweep" -D "$secs" --crc on --csv >"$work/bw-on.csv"
@@ -196,7 +196,6 @@ run_mean() {
 	[ -s "$1" ] && cut -d, -f14 "$1" | head -1
 }
 : >"$work/turns"
-: >"$work/probes"
 size=$(to_octets "${lat_sweep%%:*}")
 hi=$(to_octets "${lat_sweep##*:}")
 port=$fi_port
@@ -461,7 +460,7 @@ human() {
 			}' "$work/placement"
 		awk -v min="$probe_min" '
 			{ n++; if ($1 >= 2 * min) k++ }
-			END { printf "- probes around the libfabric runs: %d, far %d\n", n, k }' "$work/probes"
+			END { printf "- probes between the runs (one-process parts, libfabric turns, 8-octet runs): %d, far %d\n", n, k }' "$work/probes"
 		awk '
 			{ n++; if ($2 == "n") a++; else if ($2 == "f") b++; else x++ }
 			END { printf "- libfabric turns: %d taken, %d near and %d far counted, %d with a change of placement left out (unless a size had no other)\n", n, a, b, x }' "$work/turns"
