@@ -20,7 +20,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" --target uiwarp-atomicbench -j "$(nproc)" >/dev/null
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$src" diff --quiet HEAD -- src include 2>/dev/null ||
    [ -n "$(git -C "$src" ls-files --others --exclude-standard -- src include 2>/dev/null)" ]; then

@@ -77,7 +77,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cc -O2 -pthread -o "$work/cpuprobe" "$src/bench/cpuprobe.c"
 probe_min=
 if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
-	probe_min=$(sort -n "$work/placement" | head -1)
+	probe_min=$(sort -n "$work/placement" | sed -n 1p)
 fi
 # med(a, k): the median (the lower middle) of a[1..k], which it sorts;
 # for awk programs, which may not have asort (mawk).
@@ -145,7 +145,7 @@ run "message rate" --loopback --tcp --rate -t write,send -D "$secs" --poll \
 # the first one after the header.  uiwarp's figure is its mean too.
 wait_listen() {
 	for _ in $(seq 100); do
-		ss -ltnH "sport = :$1" 2>/dev/null | grep -q . && return 0
+		ss -ltnH "sport = :$1" 2>/dev/null | grep . > /dev/null && return 0
 		sleep 0.05
 	done
 	return 1
@@ -193,7 +193,7 @@ to_octets() {
 }
 # The mean half round trip (column 14) of a run's CSV row, or nothing.
 run_mean() {
-	[ -s "$1" ] && cut -d, -f14 "$1" | head -1
+	[ -s "$1" ] && cut -d, -f14 "$1" | sed -n 1p
 }
 : >"$work/turns"
 size=$(to_octets "${lat_sweep%%:*}")
@@ -289,7 +289,7 @@ done >"$work/wirepattern.md"
 # CSV columns of uiwarp-perf: 1 test, 3 size, 5 depth, 11 mbps, 12 mmsgs,
 # 14 lat_avg_us, 15 lat_median_us, 16 lat_p99_us, 17 tcp_mbps,
 # 18 tcp_mmsgs, 21 tcp_lat_median_us, 22 tcp_lat_p99_us, 23 vs_tcp.
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$src" diff --quiet HEAD -- src include tools 2>/dev/null ||
    [ -n "$(git -C "$src" ls-files --others --exclude-standard -- src include tools 2>/dev/null)" ]; then
@@ -331,7 +331,7 @@ human() {
 		"64 KiB, $(((fi_iters + 3) / 4)) above, the three runs of a turn in" \
 		"an order that rotates from turn to turn; a turn counts when the CPUs'" \
 		"placement stayed the same through its three runs, see below)"
-	echo "- libfabric: $(fi_info --version 2>/dev/null | head -1 || echo fi_pingpong)," \
+	echo "- libfabric: $(fi_info --version 2>/dev/null | sed -n 1p || echo fi_pingpong)," \
 		"\`fi_pingpong -p tcp -e msg\`, server and client on 127.0.0.1"
 	echo
 	echo "Ratios: \"vs TCP\" is uiwarp over raw TCP measured in turns with it at"

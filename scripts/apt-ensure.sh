@@ -8,8 +8,10 @@ who=${1:?usage: apt-ensure.sh WHO PACKAGE...}
 shift
 missing=()
 for p in "$@"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-		grep -q 'install ok installed' || missing+=("$p")
+	case $(dpkg-query -W -f='${Status} ' "$p" 2>/dev/null) in
+	*'install ok installed'*) ;;
+	*) missing+=("$p") ;;
+	esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -61,7 +61,7 @@ replay_saved() {
 			echo "fuzz: $t: saved reproducer ${c#"$root"/} still" \
 				"fails:" >&2
 			grep -E -A1 'invariant violated|ERROR:|runtime error' \
-				"$run/replay.log" | head -n 6 >&2 || true
+				"$run/replay.log" | sed -n 1,6p >&2 || true
 			rc=1
 		fi
 	done
@@ -100,7 +100,7 @@ fuzz_one() {
 		status=FAIL
 		echo "fuzz: $t: exit status $rc (full log: $run/log):" >&2
 		grep -E -A3 'invariant violated|ERROR:|runtime error' \
-			"$run/log" | head -n 24 >&2 ||
+			"$run/log" | sed -n 1,24p >&2 ||
 			grep -vE '^#[0-9]+|^(INFO|stat::)' "$run/log" |
 			tail -n 24 >&2
 		for a in "$run/artifacts"/*; do

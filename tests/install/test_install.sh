@@ -145,7 +145,7 @@ else
 	cat "$tmp/cc.err"
 	die "hello.c does not build with pkg-config --static"
 fi
-if readelf -d "$tmp/hello-static" | grep -q 'libuiwarp'; then
+if readelf -d "$tmp/hello-static" | grep 'libuiwarp' > /dev/null; then
 	bad "hello (static) still needs libuiwarp.so"
 else
 	ok "hello (static) needs no libuiwarp.so"
@@ -174,7 +174,7 @@ fi
 if [ -z "$extra" ]; then
 	ok "libuiwarp.so exports nothing beyond the API"
 else
-	bad "libuiwarp.so also exports: $(echo $extra | head -c 300)"
+	bad "libuiwarp.so also exports: $(echo $extra | cut -c 1-300)"
 fi
 
 # The installed tool runs.

@@ -51,7 +51,7 @@ apt_lookup() {
 	dep=$(apt-cache show --no-all-versions linux-image-amd64 2> /dev/null |
 		sed -n 's/^Depends: *//p' | tr ',' '\n' |
 		sed -n 's/^ *\(linux-image-[^ ]*\) *(= *\([^)]*\)).*/\1 \2/p' |
-		head -n 1)
+		sed -n 1p)
 	[ -n "$dep" ] || return 1
 	img_pkg=${dep% *}
 	kpkgver=${dep#* }
@@ -232,9 +232,12 @@ cp "$modlist" "$root/etc/uiw/modules"
 cp "$work/siw-p2p/siw.ko" "$root/root/siw-p2p.ko"
 
 # Programs and every shared object they need, at the paths ldd names.
-provider=$(dpkg -L ibverbs-providers | grep '/libibverbs/libsiw-rdmav[0-9]*\.so$' | head -n 1)
+# (Under pipefail, a reader that stops early can kill the writer with
+# SIGPIPE and fail the pipeline: these readers take everything.)
+provider=$(dpkg -L ibverbs-providers |
+	awk '!f && /\/libibverbs\/libsiw-rdmav[0-9]*\.so$/ { print; f = 1 }')
 [ -n "$provider" ] || die "ibverbs-providers has no libsiw"
-libgcc=$(ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }')
+libgcc=$(ldconfig -p | awk '!f && $1 == "libgcc_s.so.1" && /x86-64/ { print $NF; f = 1 }')
 [ -n "$libgcc" ] || die "no libgcc_s.so.1"
 objs=()
 for t in "${guest_tools[@]}"; do

@@ -44,7 +44,9 @@ mkdir -p "$debs"
 # The .deb of package=version, if it is in $debs.
 deb_of() {
 	local f=${1%%=*}_${1#*=}_
-	compgen -G "$debs/${f//:/%3a}*.deb" | head -n 1
+	local m
+	m=$(compgen -G "$debs/${f//:/%3a}*.deb") || return 1
+	echo "${m%%$'\n'*}"
 }
 pkgs=("libibverbs-dev=$vverbs" "librdmacm-dev=$vcm")
 want=()

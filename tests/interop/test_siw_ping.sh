@@ -95,7 +95,7 @@ to_siw() {
 	   grep -q "$count pings, .*data verified" "$out.client" &&
 	   grep -Eq "connected with .*$expect" "$out.client" &&
 	   [ "$(grep -c "^server ping data: rdma-ping-" "$out.server")" -eq "$count" ]; then
-		ok "$name: uiwarp-ping -c $* -> rping -s: $count pings of $size octets verified ($(grep -o 'MPA revision.*' "$out.client" | head -n 1))"
+		ok "$name: uiwarp-ping -c $* -> rping -s: $count pings of $size octets verified ($(grep -o 'MPA revision.*' "$out.client" | sed -n 1p))"
 	else
 		bad "$name: uiwarp-ping -c $* -> rping -s $rargs (client status $st, server status $jst)"
 		show "$out.client" "$out.server"

@@ -162,7 +162,7 @@ done
 name=trace
 if pingpong "$name" "-d" "-d -V -C 2"; then
 	want='Send source advertisement|go-ahead received: the server has read the source by RDMA Read|Send sink advertisement|go-ahead received: the server has written the sink by RDMA Write|verified 64 bytes'
-	got=$(grep -Eo "$want" "$tmp/$name.cout" | head -5 | tr '\n' '|')
+	got=$(grep -Eo "$want" "$tmp/$name.cout" | sed -n 1,5p | tr '\n' '|')
 	if [ "$got" = "Send source advertisement|go-ahead received: the server has read the source by RDMA Read|Send sink advertisement|go-ahead received: the server has written the sink by RDMA Write|verified 64 bytes|" ]; then
 		ok "$name: client steps in rping's order"
 	else
@@ -170,7 +170,7 @@ if pingpong "$name" "-d" "-d -V -C 2"; then
 		show "$tmp/$name.cout"
 	fi
 	want='received source advertisement|RDMA Read of 64 bytes complete|Send go-ahead|received sink advertisement|RDMA Write of 64 bytes complete|Send go-ahead'
-	got=$(grep -Eo "$want" "$tmp/$name.sout" | head -6 | tr '\n' '|')
+	got=$(grep -Eo "$want" "$tmp/$name.sout" | sed -n 1,6p | tr '\n' '|')
 	if [ "$got" = "received source advertisement|RDMA Read of 64 bytes complete|Send go-ahead|received sink advertisement|RDMA Write of 64 bytes complete|Send go-ahead|" ]; then
 		ok "$name: server steps in rping's order"
 	else

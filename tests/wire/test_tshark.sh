@@ -110,7 +110,7 @@ check_session() {
 	# A busy machine can make the capture lose packets; that says
 	# nothing about uiwarp, so such a session is run again.
 	drops=$(sed -n 's|.*received/dropped on interface.*: [0-9]*/\([0-9]*\) .*|\1|p' \
-		"$work/dumpcap.out" | head -1)
+		"$work/dumpcap.out" | sed -n 1p)
 	[ -n "$drops" ] || fail "no capture statistics from dumpcap: $(cat "$work/dumpcap.out")"
 	if [ "$drops" -gt 0 ]; then
 		echo "the capture dropped $drops packets: session discarded"
@@ -166,13 +166,13 @@ check_session() {
 	fi
 	undecoded=$(ts "${dec[@]}" -Y "$tcpf && tcp.len > 0 && !iwarp_mpa && !tcp.reassembled_in")
 	[ -z "$undecoded" ] || fail "TCP payload not decoded as MPA:
-	$(echo "$undecoded" | head -20)$hint"
+	$(echo "$undecoded" | sed -n 1,20p)$hint"
 	# Segments of a reassembled PDU must end in a frame that decoded.
 	ts "${dec[@]}" -Y "$tcpf && tcp.reassembled_in" -T fields \
 		-e tcp.reassembled_in | tr ',' '\n' | sort -u >"$work/rin"
 	ts "${dec[@]}" -Y "$tcpf && iwarp_mpa" -T fields -e frame.number |
 		sort -u >"$work/mpaframes"
-	lost=$(comm -23 "$work/rin" "$work/mpaframes" | head -20 | tr '\n' ' ')
+	lost=$(comm -23 "$work/rin" "$work/mpaframes" | sed -n 1,20p | tr '\n' ' ')
 	[ -z "$lost" ] || fail "reassembled PDUs that did not decode as MPA, in frames: $lost$hint"
 
 	# FPDU alignment (RFC 5044 §5.1): a segment that does not start an

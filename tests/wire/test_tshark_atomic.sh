@@ -133,7 +133,7 @@ $bad"
 $experr"
 	undecoded=$(ts "${dec[@]}" -Y "$tcpf && tcp.len > 0 && !iwarp_mpa && !tcp.reassembled_in")
 	[ -z "$undecoded" ] || fail "TCP payload not decoded as MPA:
-$(echo "$undecoded" | head -20)"
+$(echo "$undecoded" | sed -n 1,20p)"
 
 	# One line per RDMAP header: opcode, Last, queue, MSN, ULPDU length;
 	# and the atomic fields.
@@ -229,7 +229,7 @@ $(echo "$undecoded" | head -20)"
 	sort "$work/areq.txt" >"$work/ids.req"
 	sort "$work/aresp.txt" >"$work/ids.resp"
 	[ -s "$work/ids.resp" ] || fail "no Atomic Response decoded"
-	lost=$(comm -13 "$work/ids.req" "$work/ids.resp" | head -5 | tr '\n' ' ')
+	lost=$(comm -13 "$work/ids.req" "$work/ids.resp" | sed -n 1,5p | tr '\n' ' ')
 	[ -z "$lost" ] || fail "Atomic Responses for Request Identifiers never requested: $lost"
 	[ "$(wc -l <"$work/ids.req")" -eq $(( $(wc -l <"$work/ids.resp") + 1 )) ] ||
 		fail "$(wc -l <"$work/ids.req") Atomic Requests, $(wc -l <"$work/ids.resp") Responses (one request must go unanswered: the misaligned one)"
