@@ -66,6 +66,8 @@ for f in $scripts; do
 		flagged=$((flagged + 1))
 		show "$tmp/syntax"
 	fi
+	# (This file's bad script above is meant to be found.)
+	[ "$f" != tests/tools/test_scripts.sh ] || continue
 	grep -q pipefail "$f" || continue
 	early_readers "$f" > "$tmp/early"
 	if [ -s "$tmp/early" ]; then

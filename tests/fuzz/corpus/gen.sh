@@ -242,6 +242,20 @@ seed engine_rx bad_crc          01 00 00 01 001c 0016 4143 00000000 \
 seed engine_rx bad_ddp_version  00 00 00 00 0022 4243 00000000 00000000 \
 	00000001 00000000 000102030405060708090a0b0c0d0e0f
 seed engine_rx setup_term       89 00 00 00 $E_TERM
+# Two equal messages of two FPDUs each (8-octet Sends: the second
+# receive takes 8; 32-octet Writes), up to 16 iovecs a call: the second
+# message's first FPDU ends a call, where rx_iov_ahead guesses the rest.
+e_send2() { # MSN
+	echo "00 0016 0143 00000000 00000000 0000000$1 00000000 00010203" \
+		"00 0016 4143 00000000 00000000 0000000$1 00000004 04050607"
+}
+e_write2() { # TO offset of the first half (hex, 2 digits)
+	echo "00 001e 8140 5a535400 5a544f00 000000$1 $(printf 'a5%.0s' {1..16})" \
+		"00 001e c140 5a535400 5a544f00 000000$(printf '%02x' $((0x$1 + 16)))" \
+		"$(printf 'b6%.0s' {1..16})"
+}
+seed engine_rx ahead_send       00 3c 00 $(e_send2 1) $(e_send2 2)
+seed engine_rx ahead_write_crc  01 bc 00 $(e_write2 00) $(e_write2 20)
 
 # ---- mpa_startup: mode(1), then what the raw peer sends -------------------
 # (mode 01 accept, 02 half-close after an incomplete frame, 04 write in
