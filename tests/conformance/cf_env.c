@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,20 @@ int cf_finish_wcs(struct cf_env *e)
 			return rp_fail("wr_id 0x%llx never completed",
 				       (unsigned long long)e->wr[i].id);
 	return 0;
+}
+
+int cf_wait_not_rts(struct cf_env *e)
+{
+	int64_t deadline = rp_now_ms() + rp_timeout_ms();
+	int st;
+
+	while ((st = cf_qp_state(e, NULL)) == UIW_QPS_RTS) {
+		if (rp_now_ms() > deadline)
+			return rp_fail("the QP still in RTS after %d ms",
+				       rp_timeout_ms());
+		sched_yield();
+	}
+	return st < 0 ? -1 : 0;
 }
 
 /* ---- CM events --------------------------------------------------------- */

@@ -198,6 +198,12 @@ int cf_wait_event(struct cf_env *e, enum uiw_cm_event_type type,
 int cf_no_event(struct cf_env *e);
 
 int cf_qp_state(struct cf_env *e, struct uiw_qp_attr *a);
+/* Waits (up to rp_timeout_ms()) until the QP has left RTS: uiwarp has
+ * taken what was sent and failed the stream.  For a raw peer that must
+ * not read on before then (a Request beyond IRD behind a Response that
+ * waits for the raw peer: TCP can hold the late Request back while the
+ * raw peer reads the whole Response, and a buffer is rightly free). */
+int cf_wait_not_rts(struct cf_env *e);
 
 /* The end of a case that provoked a Terminate: the Terminate is the next
  * FPDU from uiwarp and says what x says; nothing follows it; the QP

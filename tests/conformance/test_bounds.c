@@ -109,8 +109,10 @@ static void beyond_ird(struct cf_env *e, bool excess_is_atomic)
 		hl = send_read(e, hdr, CF_READ, 64, 64, SINK_TO + big + 64);
 		plen = UIW_READ_REQ_LEN;
 	}
-	/* What went out before the Terminate: only part of the first
-	 * Response (the others wait behind it, in Request order). */
+	/* Only once uiwarp has refused it does the raw peer read.  What
+	 * went out before the Terminate: only part of the first Response
+	 * (the others wait behind it, in Request order). */
+	CF_OK(cf_wait_not_rts(e));
 	assert_int_equal(cf_read_resp(e, SINK_STAG, SINK_TO, e->r[CF_BIG].p,
 				      big, &got), 1);
 	assert_true(got < big);
