@@ -333,12 +333,14 @@ static unsigned tx_whole(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 /* Alignment given up (uiw_conn_param's align, cm.h): the batch goes as
  * one message, except that a first whole FPDU goes alone when more
  * follows.  On loopback, Send ping-pong of two processes without uiwarp
- * (bench/wirepattern.c), 5 runs each: at 128 KiB (two FPDUs) one
- * message took 31-51 µs, a message per FPDU 28-36, the first alone and
- * then the rest 32-34; at 256 KiB 46-59, 46-58 and 47-49; at 512 KiB
- * 61-66, 73-102 and 65-70.  uiwarp itself at one placement of the CPUs
- * (bench/cpuprobe.c): 128 KiB one message 31-48 µs, the first alone
- * 31.2-34.6; 512 KiB 65-76 and 67-78 (bench/profile.md). */
+ * (bench/wirepattern.c), 5 runs each: at 128 KiB (two full FPDUs and a
+ * short one) one message took 31-51 µs, a message per FPDU 28-36, the
+ * first alone and then the rest 32-34; at 256 KiB 46-59, 46-58 and
+ * 47-49; at 512 KiB 61-66, 73-102 and 65-70.  uiwarp itself at one
+ * placement of the CPUs (bench/cpuprobe.c): 128 KiB one message 31-48
+ * µs, the first alone 31.2-34.6; 512 KiB 65-76 and 67-78.  One message
+ * unless a single FPDU follows the first, tried later: worse at 128 KiB
+ * (bench/profile.md). */
 static unsigned tx_runs(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
 			size_t total)
 {

@@ -108,8 +108,9 @@ int uiw_qp_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
 /* As uiw_qp_rx_iov; *ahead gets how many octets after those named are
  * worth reading along with them.  When the iovecs end an FPDU that is not
  * its message's last, and a message as long as the one before it of the
- * same kind (tagged or untagged) would end with the next FPDU (carrying no more payload than this one, and at
- * most UIW_RX_AHEAD_MAX octets): the rest of that FPDU.  A ping-pong or
+ * same kind (tagged or untagged) would end with the next FPDU (carrying
+ * no more payload than this one, and at most UIW_RX_AHEAD_MAX octets):
+ * the rest of that FPDU.  A ping-pong or
  * a stream of equal messages ends each with a short FPDU, which would
  * otherwise take a read of its own.  0 otherwise, and always with
  * markers.  A guess: octets read ahead go to the engine with
