@@ -100,6 +100,10 @@ struct uiw_mpa_rx {
 	uiw_err_t mk_err;          /* a marker disagreed */
 	char why[96];
 	size_t handed;             /* octets named by the last rx_iov */
+	const struct iovec *iov;   /* its iovecs (the caller keeps them as
+				      they are until rx_done) */
+	int niov, iov_i;
+	size_t iov_off;
 	/* inside uiw_mpa_rx_feed */
 	bool feeding;
 	size_t fed_run, fed_payload;
@@ -129,6 +133,13 @@ void uiw_mpa_fini(struct uiw_mpa *m);
 
 /* ---- Receive ------------------------------------------------------------ */
 
+/* The receive state for m->p (from uiw_mpa_attach); 0 or -ENOMEM. */
+int uiw_mpa_rx_init(struct uiw_mpa *m);
+void uiw_mpa_rx_fini(struct uiw_mpa *m);
+/* True inside an FPDU (its first octets have arrived, not its last):
+ * the peer's FIN there is an error (uiw_qp_llp_fin). */
+bool uiw_mpa_rx_mid(const struct uiw_mpa *m);
+
 /* Fills at most max iovecs with where the next octets of the stream go
  * (direct placement: registered memory, posted receive buffers, or
  * scratch for headers, markers, pad and CRC).  Returns the count (>= 1
@@ -139,7 +150,8 @@ void uiw_mpa_fini(struct uiw_mpa *m);
  * is expected to end a message as long as the one before it
  * (uiw_qp_rx_guess), the rest of that FPDU; 0 otherwise, and always
  * with markers.  A guess: octets read ahead go in with uiw_mpa_rx_feed
- * like any others. */
+ * like any others.  The iovecs must stay as they are until rx_done (it
+ * reads the octets where they were named, for the CRC). */
 #define UIW_MPA_RX_AHEAD_MAX 16384
 int uiw_mpa_rx_iov(struct uiw_mpa *m, struct iovec *iov, int max,
 		   size_t *ahead);

@@ -42,6 +42,7 @@
 #include "../rt/log.h"
 #include "../rt/rt.h"
 #include "../wire/mpa.h"
+#include "mpa.h"
 
 #define TCP_IOV_MAX      1024    /* iovecs per batch (UIO_MAXIOV) */
 #define TCP_MSG_MAX      64      /* FPDUs (messages) per sendmmsg */
@@ -140,6 +141,7 @@ _Atomic uint64_t uiw_tcp_tx_bulk_msgs;
 struct uiw_tcp {
 	struct uiw_rt *rt;
 	struct uiw_qp *qp;
+	struct uiw_mpa mpa;          /* the framing (mpa.h) */
 	int fd;
 	uint32_t qpn;
 	uint32_t emss;               /* FPDUs packed into one message up to
@@ -657,7 +659,7 @@ static void rx_eof(struct uiw_tcp *t)
 	}
 	s = uiw_qp_state(t->qp);
 	if (s == UIW_QPS_RTS || s == UIW_QPS_CLOSING)
-		uiw_qp_llp_fin(t->qp);
+		uiw_qp_llp_fin(t->qp, uiw_mpa_rx_mid(&t->mpa));
 	/* The engine now closes our half (ops->close); should it not, the
 	 * timer ends the half-open connection. */
 	if (!t->detached && atomic_load(&t->close_req) == CLOSE_NONE)
@@ -708,12 +710,12 @@ enum rx_res {
 static bool rx_unstage(struct uiw_tcp *t, struct tcp_scratch *sc,
 		       size_t *off, size_t len)
 {
-	struct uiw_rx_fed fed;
+	struct uiw_mpa_fed fed;
 	int r;
 
 	if (*off >= len)
 		return true;
-	r = uiw_qp_rx_feed(t->qp, sc->stage + *off, len - *off, &fed);
+	r = uiw_mpa_rx_feed(&t->mpa, sc->stage + *off, len - *off, &fed);
 	*off += fed.used;
 	t->rx_tx = t->rx_tx || fed.tx;
 	/* Bulk payload copied a second time: the stream has turned to
@@ -779,7 +781,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 				return res;
 			continue;
 		}
-		n = uiw_qp_rx_iov_ahead(t->qp, iov, TCP_IOV_MAX, &ahead);
+		n = uiw_mpa_rx_iov(&t->mpa, iov, TCP_IOV_MAX, &ahead);
 		for (k = 0; k < n; k++)
 			total += iov[k].iov_len;
 		if (n <= 0 || total == 0)
@@ -804,7 +806,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		iov[n].iov_len = tail;
 		r = readv(t->fd, iov, n + 1);
 		if (r < 0) {
-			uiw_qp_rx_done(t->qp, 0);
+			uiw_mpa_rx_done(&t->mpa, 0);
 			if (errno == EINTR) {
 				i--;
 				continue;
@@ -814,18 +816,18 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			return RX_FAILED;
 		}
 		if (r == 0) {
-			uiw_qp_rx_done(t->qp, 0);
+			uiw_mpa_rx_done(&t->mpa, 0);
 			return RX_GOT_EOF;
 		}
 		t->rx_octets += (uint64_t)r;
 		t->rx_tx = true;
 		if ((size_t)r <= total) {
-			if (uiw_qp_rx_done(t->qp, (size_t)r) < 0)
+			if (uiw_mpa_rx_done(&t->mpa, (size_t)r) < 0)
 				return RX_STOPPED;
 		} else {
 			size_t off = 0;
 
-			if (uiw_qp_rx_done(t->qp, total) < 0)
+			if (uiw_mpa_rx_done(&t->mpa, total) < 0)
 				return RX_STOPPED;
 			if (!rx_unstage(t, sc, &off, (size_t)r - total))
 				return RX_STOPPED;
@@ -1348,11 +1350,13 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		  const struct uiw_tcp_params *p, uiw_tcp_closed_fn closed,
 		  void *arg, struct uiw_tcp **out)
 {
-	struct uiw_llp_params lp = {
+	struct uiw_mpa_params mp = {
 		.crc = p->crc,
 		.markers_tx = p->markers_tx,
 		.markers_rx = p->markers_rx,
-		.hold_tx = p->hold_tx,
+		.hold = p->hold_tx,
+	};
+	struct uiw_llp_params lp = {
 		.ird = p->ird,
 		.ord = p->ord,
 		.rtr_send = p->rtr_send,
@@ -1387,6 +1391,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	/* RFC 5044 §4.5 / §8: MULPDU from the current EMSS. */
 	emss = tcp_emss(fd, p->markers_tx);
 	lp.mulpdu = uiw_mpa_mulpdu((uint32_t)emss, p->markers_tx);
+	mp.mulpdu = lp.mulpdu;
 	t->emss = (uint32_t)emss;
 	t->fpdu_fills = !p->markers_tx &&
 			tcp_full_fpdu(lp.mulpdu) == (uint32_t)emss;
@@ -1408,15 +1413,15 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 		ret = -errno;
 		goto fail;
 	}
-	ret = uiw_qp_llp_attach(qp, &lp, &tcp_ops, t);
+	ret = uiw_mpa_attach(&t->mpa, qp, &mp, &lp, &tcp_ops, t);
 	if (ret < 0) {
 		uiw_rt_watch_del(t->watch);
 		goto fail;
 	}
 	UIW_DBG(1, "tcp qp %u: full operation, emss %d mulpdu %u crc %d "
 		"markers tx %d rx %d ird %u ord %u%s%s%s", t->qpn, emss,
-		lp.mulpdu, lp.crc, lp.markers_tx, lp.markers_rx, lp.ird,
-		lp.ord, lp.hold_tx ? " (responder)" : "",
+		lp.mulpdu, mp.crc, mp.markers_tx, mp.markers_rx, lp.ird,
+		lp.ord, mp.hold ? " (responder)" : "",
 		lp.rtr_send || lp.rtr_recv ? " peer-to-peer" : "",
 		t->fpdu_fills ? ", full FPDUs fill segments" : "");
 	*out = t;
@@ -1424,6 +1429,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	 * level-triggered watch reports them on the next round. */
 	return 0;
 fail:
+	uiw_mpa_fini(&t->mpa);
 	pthread_mutex_destroy(&t->rx_lock);
 	pthread_mutex_destroy(&t->tx_lock);
 	free(t);
@@ -1452,5 +1458,6 @@ void uiw_tcp_free(struct uiw_tcp *t)
 	pthread_mutex_unlock(&t->tx_lock);
 	pthread_mutex_destroy(&t->tx_lock);
 	pthread_mutex_destroy(&t->rx_lock);
+	uiw_mpa_fini(&t->mpa);
 	free(t);
 }

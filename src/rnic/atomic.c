@@ -290,299 +290,33 @@ bool uiw_ext_build_resp(struct uiw_qp *qp)
 	return true;
 }
 
-/* ---- Receive: validation ------------------------------------------------- */
+/* ---- Receive (rx.c delivers whole messages here) ------------------------ */
 
-static void ext_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void ext_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
+void uiw_atomic_rx_request(struct uiw_qp *qp, const uint8_t *buf,
+			   uint32_t got, struct uiw_qp_act *act)
 {
-	char why[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	uiw_rx_refuse(qp, err, why);
-}
-
-/* An error found when a message is delivered (after DDP validated all
- * of it): one Terminate with the DDP header (§8.1 rule 2). */
-static void ext_fail(struct uiw_qp *qp, uiw_err_t err, int status,
-		     struct uiw_qp_act *act, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void ext_fail(struct uiw_qp *qp, uiw_err_t err, int status,
-		     struct uiw_qp_act *act, const char *fmt, ...)
-{
-	struct uiw_rx *r = &qp->rx;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
-	va_end(ap);
-	r->err = err;
-	r->loc_status = status;
-	r->have_rdmap = false;
-	uiw_rx_fail(qp, err, act);
-}
-
-static bool is_imm(uint8_t op)
-{
-	return op == UIW_OP_IMM || op == UIW_OP_IMM_SE;
-}
-
-bool uiw_ext_rx_q0(struct uiw_qp *qp)
-{
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
-	struct uiw_qp_ext *x = &qp->ext;
-	struct uiw_rq_slot *q;
-
-	if (!is_imm(h->opcode) && !x->q0_imm)
-		return false;
-	/* RFC 5040 §7.2, RFC 7306 §8.2: every segment of a message has
-	 * its opcode. */
-	if (!is_imm(h->opcode)) {
-		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x in "
-			   "the middle of Immediate Data MSN %u", h->opcode,
-			   h->msn);
-		return true;
-	}
-	/* RFC 5041 §7.1: MSN, a buffer, MO, length, as for a Send. */
-	if (h->msn != r->msn[0]) {
-		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 0 MSN %u, "
-			   "expected %u", h->msn, r->msn[0]);
-		return true;
-	}
-	/* §6.3: one Immediate Data message consumes one untagged buffer. */
-	if (qp->rq_head == qp->rq_tail) {
-		ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "no receive buffer "
-			   "posted for Immediate Data MSN %u", h->msn);
-		return true;
-	}
-	q = uiw_rq_at(qp, qp->rq_head);
-	r->fail_rq = qp->rq_head;
-	if (!x->q0_imm && q->got != 0) {
-		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "Immediate Data "
-			   "in the middle of Send MSN %u", h->msn);
-		return true;
-	}
-	if (h->mo != x->q0_got) {
-		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "Immediate Data MSN %u "
-			   "MO %u, expected %u", h->msn, h->mo, x->q0_got);
-		return true;
-	}
-	/* §6.3: exactly 8 octets; more cannot be taken. */
-	if (r->plen > UIW_IMM_DATA_LEN - h->mo) {
-		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Immediate Data MSN %u of "
-			   "at least %llu octets, not %u", h->msn,
-			   (unsigned long long)h->mo + r->plen,
-			   UIW_IMM_DATA_LEN);
-		return true;
-	}
-	x->q0_imm = true;
-	r->plan = UIW_PL_SCRATCH;
-	r->mem = x->imm + h->mo;
-	r->scr_lim = r->plen;
-	return true;
-}
-
-bool uiw_ext_rx_q1(struct uiw_qp *qp)
-{
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
-	struct uiw_qp_ext *x = &qp->ext;
-	bool at = h->opcode == UIW_OP_ATOMIC_REQ;
-
-	if (!at && !(r->q1_got && x->q1_atomic))
-		return false;
-	if (!at) {
-		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x in "
-			   "the middle of Atomic Request MSN %u", h->opcode,
-			   h->msn);
-		return true;
-	}
-	if (h->msn != r->msn[1]) {
-		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 1 MSN %u, "
-			   "expected %u", h->msn, r->msn[1]);
-		return true;
-	}
-	if (r->q1_got == 0) {
-		/* §5.2.2 rule 4: Atomic Requests take the IRD buffers of
-		 * queue 1 with the RDMA Read Requests; one beyond IRD
-		 * finds none. */
-		if (qp->irq_unbuilt >= qp->lp.ird ||
-		    qp->irq_tail - qp->irq_head >= qp->irq_cap) {
-			ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "Atomic Request "
-				   "MSN %u beyond IRD %u", h->msn,
-				   qp->lp.ird);
-			return true;
-		}
-	} else if (!x->q1_atomic) {
-		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "Atomic Request "
-			   "in the middle of RDMA Read Request MSN %u",
-			   h->msn);
-		return true;
-	}
-	if (h->mo != r->q1_got) {
-		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "queue 1 MSN %u MO %u, "
-			   "expected %u", h->msn, h->mo, r->q1_got);
-		return true;
-	}
-	if (r->plen > UIW_ATOMIC_REQ_LEN - h->mo) {
-		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Atomic Request MSN %u of "
-			   "at least %llu octets, not %u", h->msn,
-			   (unsigned long long)h->mo + r->plen,
-			   UIW_ATOMIC_REQ_LEN);
-		return true;
-	}
-	x->q1_atomic = true;
-	r->plan = UIW_PL_SCRATCH;
-	r->mem = x->areq + h->mo;
-	r->scr_lim = r->plen;
-	return true;
-}
-
-void uiw_ext_rx_q3(struct uiw_qp *qp)
-{
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
-	struct uiw_qp_ext *x = &qp->ext;
-
-	/* RFC 7306 §4.1 Figure 2: only Atomic Responses use queue 3. */
-	if (h->opcode != UIW_OP_ATOMIC_RESP) {
-		ext_refuse(qp, UIW_E_RDMAP_UNEXPECTED_OPCODE, "opcode 0x%x on "
-			   "queue 3", h->opcode);
-		return;
-	}
-	/* §5.2.2 rule 8: Responses come in Request order, one queue-3
-	 * MSN each. */
-	if (h->msn != x->rx_msn3) {
-		ext_refuse(qp, UIW_E_DDP_U_MSN_RANGE, "queue 3 MSN %u, "
-			   "expected %u", h->msn, x->rx_msn3);
-		return;
-	}
-	/* §5.2.2 rule 5: queue 3 has one buffer per outstanding atomic. */
-	if (x->aoq_count == 0) {
-		ext_refuse(qp, UIW_E_DDP_U_MSN_NO_BUF, "Atomic Response MSN "
-			   "%u with no atomic outstanding", h->msn);
-		return;
-	}
-	r->fail_sq = x->aoq[x->aoq_head % UIW_EXT_AOQ];
-	if (h->mo != x->q3_got) {
-		ext_refuse(qp, UIW_E_DDP_U_INVALID_MO, "queue 3 MSN %u MO %u, "
-			   "expected %u", h->msn, h->mo, x->q3_got);
-		return;
-	}
-	if (r->plen > UIW_ATOMIC_RESP_LEN - h->mo) {
-		ext_refuse(qp, UIW_E_DDP_U_TOO_LONG, "Atomic Response MSN %u "
-			   "of at least %llu octets, not %u", h->msn,
-			   (unsigned long long)h->mo + r->plen,
-			   UIW_ATOMIC_RESP_LEN);
-		return;
-	}
-	r->plan = UIW_PL_SCRATCH;
-	r->mem = x->aresp + h->mo;
-	r->scr_lim = r->plen;
-}
-
-/* ---- Receive: delivery --------------------------------------------------- */
-
-bool uiw_ext_deliver_q0(struct uiw_qp *qp, struct uiw_qp_act *act)
-{
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
-	struct uiw_qp_ext *x = &qp->ext;
-	struct uiw_rq_slot *q;
-	struct uiw_wc wc = { 0 };
-	uint32_t got;
-	uint64_t imm;
-
-	if (!is_imm(h->opcode))
-		return false;
-	x->q0_got += r->plen;
-	if (!h->last)
-		return true;
-	r->msn[0]++;
-	got = x->q0_got;
-	x->q0_got = 0;
-	x->q0_imm = false;
-	/* §6.3: "MUST check that Immediate Data ... include exactly 8
-	 * bytes" (longer ones were refused on arrival). */
-	if (uiw_imm_decode(x->imm, got, &imm) != UIW_OK) {
-		ext_fail(qp, uiw_rdmap_ext_len_check(h->opcode, got), -1, act,
-			 "Immediate Data MSN %u of %u octets, not %u", h->msn,
-			 got, UIW_IMM_DATA_LEN);
-		return true;
-	}
-	/* §6.1, §6.4: delivered to the ULP in order, as a Send. */
-	q = uiw_rq_at(qp, qp->rq_head);
-	wc.wr_id = q->wr_id;
-	wc.status = UIW_WC_SUCCESS;
-	wc.opcode = UIW_WC_RECV_RDMA_WITH_IMM;
-	wc.byte_len = 0;
-	wc.flags = UIW_WC_F_WITH_IMM;
-	if (h->opcode == UIW_OP_IMM_SE)
-		wc.flags |= UIW_WC_F_SOLICITED;
-	wc.imm_data = imm;
-	qp->rq_head++;
-	uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
-	return true;
-}
-
-/* RDMAP protection errors for the target of an atomic (RFC 5040 §4.8,
- * as for the source of an RDMA Read, §7.2). */
-static uiw_err_t ext_prot_err(enum uiw_mr_check c)
-{
-	switch (c) {
-	case UIW_MRC_PD:
-		return UIW_E_RDMAP_STAG_NOT_ASSOC;
-	case UIW_MRC_ACCESS:
-		return UIW_E_RDMAP_ACCESS;
-	case UIW_MRC_WRAP:
-		return UIW_E_RDMAP_TO_WRAP;
-	case UIW_MRC_BOUNDS:
-		return UIW_E_RDMAP_BASE_BOUNDS;
-	default:
-		return UIW_E_RDMAP_INVALID_STAG;
-	}
-}
-
-bool uiw_ext_deliver_q1(struct uiw_qp *qp, struct uiw_qp_act *act)
-{
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
-	struct uiw_qp_ext *x = &qp->ext;
 	struct uiw_mr_entry *hold = NULL;
 	struct uiw_atomic_req req;
 	struct uiw_irq_ent *e;
 	enum uiw_mr_check c;
 	uiw_err_t err;
-	uint32_t got;
 
-	if (h->opcode != UIW_OP_ATOMIC_REQ)
-		return false;
-	r->q1_got += r->plen;
-	if (!h->last)
-		return true;
-	r->msn[1]++;
-	got = r->q1_got;
-	r->q1_got = 0;
-	x->q1_atomic = false;
+	qp->rx.have_rdmap = false;
 	/* Length (§4.2), AOpCode (§5.2.1 rule 4) and alignment (§8.2). */
-	err = uiw_atomic_req_decode(x->areq, got, &req);
+	err = uiw_atomic_req_decode(buf, got, &req);
 	if (err != UIW_OK) {
 		if (got != UIW_ATOMIC_REQ_LEN)
-			ext_fail(qp, err, -1, act, "Atomic Request of %u "
-				 "octets, not %u", got, UIW_ATOMIC_REQ_LEN);
+			uiw_rx_fail_msg(qp, err, -1, act, "Atomic Request of "
+					"%u octets, not %u", got,
+					UIW_ATOMIC_REQ_LEN);
 		else if (err == UIW_E_RDMAP_CATA_STREAM)
-			ext_fail(qp, err, -1, act, "atomic at TO 0x%llx is not "
-				 "64-bit aligned", (unsigned long long)req.to);
+			uiw_rx_fail_msg(qp, err, -1, act, "atomic at TO 0x%llx"
+					" is not 64-bit aligned",
+					(unsigned long long)req.to);
 		else
-			ext_fail(qp, err, -1, act, "AOpCode 0x%x is not "
-				 "supported", req.aopcode);
-		return true;
+			uiw_rx_fail_msg(qp, err, -1, act, "AOpCode 0x%x is not"
+					" supported", req.aopcode);
+		return;
 	}
 	/* RFC 5040 §8.1.1, RFC 7306 §9: the STag, its protection domain,
 	 * the remote atomic right and the bounds of the word. */
@@ -590,13 +324,14 @@ bool uiw_ext_deliver_q1(struct uiw_qp *qp, struct uiw_qp_act *act)
 		       UIW_ACCESS_REMOTE_ATOMIC, req.to,
 		       UIW_ATOMIC_OPERAND_LEN, &hold);
 	if (c != UIW_MRC_OK) {
-		ext_fail(qp, ext_prot_err(c), -1, act, "atomic on STag 0x%08x "
-			 "TO 0x%llx: %s", req.stag,
-			 (unsigned long long)req.to, uiw_mr_check_str(c));
-		return true;
+		uiw_rx_fail_msg(qp, uiw_mr_check_err(c, UIW_MRE_RDMAP), -1,
+				act, "atomic on STag 0x%08x TO 0x%llx: %s",
+				req.stag, (unsigned long long)req.to,
+				uiw_mr_check_str(c));
+		return;
 	}
 	/* §5.4 rules 3, 5, 8: processed in the order delivered, with the
-	 * RDMA Read Requests (uiw_ext_build_resp executes it). */
+	 * RDMA Read Requests (the Response builder executes it). */
 	e = uiw_irq_at(qp, qp->irq_tail++);
 	memset(e, 0, sizeof(*e));
 	e->atomic = true;
@@ -604,40 +339,35 @@ bool uiw_ext_deliver_q1(struct uiw_qp *qp, struct uiw_qp_act *act)
 	e->hold = hold;
 	e->used = true;
 	qp->irq_unbuilt++;
-	return true;
 }
 
-void uiw_ext_deliver_q3(struct uiw_qp *qp, struct uiw_qp_act *act)
+void uiw_atomic_rx_response(struct uiw_qp *qp, const uint8_t *buf,
+			    uint32_t got, struct uiw_qp_act *act)
 {
-	struct uiw_rx *r = &qp->rx;
-	const struct uiw_ddp_hdr *h = &r->h;
+	const struct uiw_ddp_hdr *h = &qp->rx.h;
 	struct uiw_qp_ext *x = &qp->ext;
 	struct uiw_mr_entry *hold = NULL;
 	struct uiw_atomic_resp resp;
 	struct uiw_sq_slot *s;
 	const struct uiw_sge *g;
 	enum uiw_mr_check c;
-	uint32_t ctr, got;
+	uint32_t ctr;
 
-	x->q3_got += r->plen;
-	if (!h->last)
-		return;
-	got = x->q3_got;
-	x->q3_got = 0;
-	x->rx_msn3++;
 	ctr = x->aoq[x->aoq_head % UIW_EXT_AOQ];
 	s = uiw_sq_at(qp, ctr);
+	qp->rx.have_rdmap = false;
 	/* §5.2.2 rule 7: an invalid Response is an error. */
-	if (uiw_atomic_resp_decode(x->aresp, got, &resp) != UIW_OK) {
-		ext_fail(qp, uiw_rdmap_ext_len_check(h->opcode, got),
-			 UIW_WC_BAD_RESP_ERR, act, "Atomic Response of %u "
-			 "octets, not %u", got, UIW_ATOMIC_RESP_LEN);
+	if (uiw_atomic_resp_decode(buf, got, &resp) != UIW_OK) {
+		uiw_rx_fail_msg(qp, uiw_rdmap_ext_len_check(h->opcode, got),
+				UIW_WC_BAD_RESP_ERR, act, "Atomic Response of "
+				"%u octets, not %u", got, UIW_ATOMIC_RESP_LEN);
 		return;
 	}
 	if (resp.req_id != s->areq.req_id) {
-		ext_fail(qp, UIW_E_RDMAP_OP_UNSPEC, UIW_WC_BAD_RESP_ERR, act,
-			 "Atomic Response MSN %u for Request Identifier %u, "
-			 "expected %u", h->msn, resp.req_id, s->areq.req_id);
+		uiw_rx_fail_msg(qp, UIW_E_RDMAP_OP_UNSPEC, UIW_WC_BAD_RESP_ERR,
+				act, "Atomic Response MSN %u for Request "
+				"Identifier %u, expected %u", h->msn,
+				resp.req_id, s->areq.req_id);
 		return;
 	}
 	/* §5.4 rules 1, 7: the original value is placed, then the work
@@ -647,9 +377,9 @@ void uiw_ext_deliver_q3(struct uiw_qp *qp, struct uiw_qp_act *act)
 	c = uiw_mr_get(&qp->dev->mrt, g->lkey, qp->pd, UIW_ACCESS_LOCAL_WRITE,
 		       g->addr, UIW_ATOMIC_OPERAND_LEN, &hold);
 	if (c != UIW_MRC_OK) {
-		ext_fail(qp, UIW_E_RDMAP_LOCAL_CATA, UIW_WC_LOC_PROT_ERR, act,
-			 "atomic result buffer (lkey 0x%08x): %s", g->lkey,
-			 uiw_mr_check_str(c));
+		uiw_rx_fail_msg(qp, UIW_E_RDMAP_LOCAL_CATA, UIW_WC_LOC_PROT_ERR,
+				act, "atomic result buffer (lkey 0x%08x): %s",
+				g->lkey, uiw_mr_check_str(c));
 		return;
 	}
 	memcpy((void *)(uintptr_t)g->addr, &resp.orig_value,
@@ -669,9 +399,7 @@ void uiw_ext_reset(struct uiw_qp *qp)
 
 	x->aoq_head = x->aoq_count = 0;
 	/* RFC 5041 §4.3: the first MSN of every queue is one. */
-	x->tx_msn3 = x->rx_msn3 = 1;
-	x->q0_imm = x->q1_atomic = false;
-	x->q0_got = x->q3_got = 0;
+	x->tx_msn3 = 1;
 }
 
 void uiw_ext_flush(struct uiw_qp *qp)

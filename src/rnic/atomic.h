@@ -8,8 +8,9 @@
  *   transmit  uiw_ext_build_sq      Atomic Request, Immediate Data
  *             uiw_ext_build_resp    Atomic Response (executes the atomic)
  *             uiw_ext_resp_ready    may the next Response be built now?
- *   receive   uiw_ext_rx_q0/q1/q3   validate a segment on queue 0, 1, 3
- *             uiw_ext_deliver_q0/q1/q3   and deliver it
+ *   receive   uiw_atomic_rx_request, uiw_atomic_rx_response: a whole
+ *             message of queue 1 or 3 (rx.c's rows validate, place and
+ *             gather it; Immediate Data is a queue 0 row of rx.c)
  *   state     uiw_ext_reset, uiw_ext_flush
  *
  * The wire formats, the checks that need no memory and the masked
@@ -41,16 +42,6 @@ struct uiw_qp_ext {
 	uint32_t aoq_head, aoq_count;
 	/* Responder: the MSN of the next Atomic Response (queue 3). */
 	uint32_t tx_msn3;
-	/* Requester: the MSN of the next Atomic Response expected. */
-	uint32_t rx_msn3;
-	/* Receive: the message in progress on queues 0, 1 and 3. */
-	bool q0_imm;                /* queue 0 carries Immediate Data */
-	bool q1_atomic;             /* queue 1 carries an Atomic Request
-				       (its octets count in rx.q1_got) */
-	uint32_t q0_got, q3_got;
-	uint8_t imm[UIW_IMM_DATA_LEN];
-	uint8_t areq[UIW_ATOMIC_REQ_LEN];
-	uint8_t aresp[UIW_ATOMIC_RESP_LEN];
 };
 
 static inline bool uiw_wr_is_atomic(uint8_t wr_opcode)
@@ -83,18 +74,14 @@ bool uiw_ext_resp_ready(struct uiw_qp *qp);
 
 /* ---- Receive (rx.c) ------------------------------------------------------ */
 
-/* Validates the untagged segment in qp->rx on queue 0 / 1 when it is
- * (part of) an Immediate Data / Atomic Request message, and plans its
- * placement; false (nothing done) for the messages of RFC 5040. */
-bool uiw_ext_rx_q0(struct uiw_qp *qp);
-bool uiw_ext_rx_q1(struct uiw_qp *qp);
-/* Validates a segment on queue 3 (Atomic Responses). */
-void uiw_ext_rx_q3(struct uiw_qp *qp);
-/* Delivers the segment validated by the functions above; q0 and q1
- * return false for the messages of RFC 5040. */
-bool uiw_ext_deliver_q0(struct uiw_qp *qp, struct uiw_qp_act *act);
-bool uiw_ext_deliver_q1(struct uiw_qp *qp, struct uiw_qp_act *act);
-void uiw_ext_deliver_q3(struct uiw_qp *qp, struct uiw_qp_act *act);
+/* A whole Atomic Request (got octets at buf, RFC 7306 §5.2.1): checked
+ * and queued with the Read Requests, or the stream fails. */
+void uiw_atomic_rx_request(struct uiw_qp *qp, const uint8_t *buf,
+			   uint32_t got, struct uiw_qp_act *act);
+/* A whole Atomic Response (§5.2.2): the original value placed and the
+ * oldest outstanding atomic completed, or the stream fails. */
+void uiw_atomic_rx_response(struct uiw_qp *qp, const uint8_t *buf,
+			    uint32_t got, struct uiw_qp_act *act);
 
 /* ---- State (qp.c, tx.c) -------------------------------------------------- */
 

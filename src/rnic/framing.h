@@ -143,8 +143,10 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
  * once. */
 void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err);
 /* The peer closed its half in an orderly way (TCP FIN; SCTP SHUTDOWN)
- * while the QP was in RTS or Closing. */
-void uiw_qp_llp_fin(struct uiw_qp *qp);
+ * while the QP was in RTS or Closing.  mid_unit: it did so inside a
+ * wire unit the framing had begun to receive (an error, as inside a
+ * segment). */
+void uiw_qp_llp_fin(struct uiw_qp *qp, bool mid_unit);
 
 uint32_t uiw_qp_num(const struct uiw_qp *qp);
 enum uiw_qp_state uiw_qp_state(struct uiw_qp *qp);
@@ -190,18 +192,19 @@ void uiw_qp_tx_release(struct uiw_qp *qp);
 
 /* A receive turn: takes the QP lock.  False (no lock taken) when the QP
  * no longer receives (Terminate sent or received, not attached): the
- * framing stops reading.  Registered memory named by the last turn's
- * uiw_qp_rx_place calls (kept with uiw_qp_rx_leave(.., true, ..)) is
- * released now: the octets it was named for have arrived or never
- * will. */
+ * framing stops reading. */
 bool uiw_qp_rx_enter(struct uiw_qp *qp);
+/* Inside a turn: gives back the registered memory that earlier
+ * uiw_qp_rx_place calls named and a turn kept held (the octets it was
+ * named for have arrived, or never will). */
+void uiw_qp_rx_release(struct uiw_qp *qp);
 /* Ends the turn: drops the QP lock and runs what the turn decided.
  * keep: registered memory named by uiw_qp_rx_place stays held (it is
- * the target of a read that follows the turn) until the next
- * uiw_qp_rx_enter; otherwise it is released.  Returns 0, or -EPROTO when
- * the stream ended (a Terminate was queued for transmit, or received;
- * ops->close follows once it is sent).  *tx (may be NULL) is set true
- * when the engine may have segments to send. */
+ * the target of a read that follows the turn) until a later turn
+ * releases it; otherwise it is released now.  Returns 0, or -EPROTO
+ * when the stream ended (a Terminate was queued for transmit, or
+ * received; ops->close follows once it is sent).  *tx (may be NULL) is
+ * set true when the engine may have segments to send. */
 int uiw_qp_rx_leave(struct uiw_qp *qp, bool keep, bool *tx);
 
 /* How many header octets the engine needs of a segment whose first
@@ -230,7 +233,7 @@ bool uiw_qp_rx_begin(struct uiw_qp *qp, const uint8_t *hdr, uint32_t hlen,
  * stays held until released (uiw_qp_rx_leave).  Octets the engine does
  * not place go to its scratch: at most UIW_SEG_DISCARD of them per turn
  * have distinct places (the framing may read them back, e.g. for a CRC,
- * until the turn ends). */
+ * until the turn ends); once they are used up, fewer octets are named. */
 int uiw_qp_rx_place(struct uiw_qp *qp, uint32_t off, uint32_t n,
 		    struct iovec *iov, int iov_n, int max, uint32_t *named);
 #define UIW_SEG_DISCARD 512

@@ -323,3 +323,31 @@ int uiw_dereg_mr(struct uiw_mr *mr)
 	free(obj);
 	return 0;
 }
+
+/* One row per check result, one column per context (enum uiw_mre_ctx). */
+static const uiw_err_t mr_errs[][3] = {
+	[UIW_MRC_INVALID] = { UIW_E_DDP_T_INVALID_STAG,
+			      UIW_E_RDMAP_INVALID_STAG,
+			      UIW_E_RDMAP_INVALID_STAG },
+	[UIW_MRC_PD]      = { UIW_E_DDP_T_STAG_NOT_ASSOC,
+			      UIW_E_RDMAP_STAG_NOT_ASSOC,
+			      UIW_E_RDMAP_PROT_CANT_INV },
+	[UIW_MRC_ACCESS]  = { UIW_E_RDMAP_ACCESS, UIW_E_RDMAP_ACCESS,
+			      UIW_E_RDMAP_INVALID_STAG },
+	[UIW_MRC_WRAP]    = { UIW_E_DDP_T_TO_WRAP, UIW_E_RDMAP_TO_WRAP,
+			      UIW_E_RDMAP_INVALID_STAG },
+	[UIW_MRC_BOUNDS]  = { UIW_E_DDP_T_BASE_BOUNDS,
+			      UIW_E_RDMAP_BASE_BOUNDS,
+			      UIW_E_RDMAP_INVALID_STAG },
+	[UIW_MRC_SHARED]  = { UIW_E_DDP_T_INVALID_STAG,
+			      UIW_E_RDMAP_INVALID_STAG,
+			      UIW_E_RDMAP_PROT_CANT_INV },
+};
+
+uiw_err_t uiw_mr_check_err(enum uiw_mr_check c, enum uiw_mre_ctx ctx)
+{
+	if ((unsigned)c >= sizeof(mr_errs) / sizeof(mr_errs[0]) ||
+	    c == UIW_MRC_OK || (unsigned)ctx > UIW_MRE_INVALIDATE)
+		c = UIW_MRC_INVALID;
+	return mr_errs[c][ctx];
+}

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "../wire/err.h"
 #include <uiwarp/uiwarp.h>
 
 enum uiw_mre_state {
@@ -100,6 +101,15 @@ enum uiw_mr_check uiw_mr_invalidate_remote(struct uiw_mr_table *t,
 					   const struct uiw_pd *pd);
 enum uiw_mr_check uiw_mr_invalidate(struct uiw_mr_table *t, uint32_t stag,
 				    const struct uiw_pd *pd);
+/* The error a refused access is reported with (RFC 5040 §7.2, RFC 5041
+ * §7.2), by who asked: */
+enum uiw_mre_ctx {
+	UIW_MRE_DDP,        /* placement of a tagged segment (DDP has no code
+			       for missing rights: RDMAP's says it) */
+	UIW_MRE_RDMAP,      /* the source of a Read, the target of an atomic */
+	UIW_MRE_INVALIDATE, /* a Send with Invalidate's STag */
+};
+uiw_err_t uiw_mr_check_err(enum uiw_mr_check c, enum uiw_mre_ctx ctx);
 /* Short name of a check result, for messages. */
 const char *uiw_mr_check_str(enum uiw_mr_check c);
 

@@ -207,13 +207,15 @@ static void qp_term_build(struct uiw_qp *qp, const struct uiw_fail *f)
 	t->err = f->err;
 	uiw_term_hdrct(f->err, f->have_seg, f->have_rdmap, t);
 	if (t->m)
-		t->ddp_seg_len = qp->rx.ulen;
+		t->ddp_seg_len = qp->rx.len == UIW_SEG_LEN_UNKNOWN ? 0 :
+				 (uint16_t)qp->rx.len;
 	if (t->d) {
 		memcpy(t->ddp_hdr, qp->rx.hdr, sizeof(t->ddp_hdr));
 		t->ddp_hdr_len = (uint8_t)uiw_ddp_hdr_len(qp->rx.hdr[0]);
 	}
 	if (t->r) {
-		memcpy(t->rdmap_hdr, qp->rx.rreq, UIW_READ_REQ_LEN);
+		memcpy(t->rdmap_hdr, qp->rx.q[UIW_QN_READ_REQ].buf,
+		       UIW_READ_REQ_LEN);
 		t->rdmap_hdr_len = (uint8_t)(t->d ?
 			uiw_term_rdmap_hdr_len(t->ddp_hdr[1]) :
 			UIW_READ_REQ_LEN);
@@ -234,10 +236,10 @@ void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
 
 	if (qp->state == UIW_QPS_TERMINATE || qp->state == UIW_QPS_ERROR)
 		return;
-	/* RFC 5044 §7.1.2 rule 4: a responder that has not yet validated
-	 * an FPDU sends none, not even a Terminate: it just closes. */
-	term = f->send_term && qp->attached &&
-	       !(qp->lp.hold_tx && !qp->rx.valid_seen);
+	/* While the framing holds transmission (MPA's responder before its
+	 * first valid FPDU, RFC 5044 §7.1.2 rule 4) not even a Terminate
+	 * goes: the connection just closes. */
+	term = f->send_term && qp->attached && !qp->tx_held;
 	qp_set_cause(qp, f->err, f->origin, term, f->detail);
 	if (term) {
 		qp_term_build(qp, f);
@@ -447,7 +449,6 @@ static void qp_free_mem(struct uiw_qp *qp)
 	free(qp->orq);
 	free(qp->irq);
 	free(qp->fr);
-	free(qp->rx.pieces_big);
 	free(qp->rx.holds);
 	free(qp);
 }
@@ -523,12 +524,6 @@ static int qp_attach_mem(struct uiw_qp *qp, const struct uiw_llp_params *lp)
 		free(qp->irq);
 		qp->irq = irq;
 		qp->irq_cap = cap;
-	}
-	if (lp->markers_rx && !qp->rx.pieces_big) {
-		qp->rx.pieces_big = calloc(UIW_PIECES_MAX,
-					   sizeof(*qp->rx.pieces_big));
-		if (!qp->rx.pieces_big)
-			return -ENOMEM;
 	}
 	return 0;
 }
@@ -856,6 +851,7 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	s->raddr = wr->wr.rdma.remote_addr;
 	s->msn = 0;
 	s->rd_got = 0;
+	s->rd_last = false;
 	s->frames = 0;
 	s->nsrc = 0;
 	s->num_sge = 0;
@@ -970,7 +966,10 @@ static int rq_post_one(struct uiw_qp *qp, const struct uiw_recv_wr *wr)
 	r->wr_id = wr->wr_id;
 	r->num_sge = (uint32_t)wr->num_sge;
 	r->length = (uint32_t)total;
-	r->got = 0;
+	r->got = r->total = 0;
+	r->last = false;
+	r->cls = r->op = 0;
+	r->inv_stag = 0;
 	if (wr->num_sge)
 		memcpy(r->sge, wr->sg_list,
 		       (size_t)wr->num_sge * sizeof(*r->sge));
@@ -1033,10 +1032,9 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 	if (!qp || !p || !ops || !ops->kick || !ops->close)
 		return uiw_error(EINVAL, "llp_attach: NULL argument");
 	lp = *p;
-	if (lp.mulpdu < UIW_MPA_MULPDU_MIN)
-		return uiw_error(EINVAL, "qp %u: MULPDU %u below %u (RFC 5044 "
-				 "§4.5)", qp->qpn, lp.mulpdu,
-				 UIW_MPA_MULPDU_MIN);
+	if (lp.mulpdu < UIW_MULPDU_MIN)
+		return uiw_error(EINVAL, "qp %u: MULPDU %u below %u",
+				 qp->qpn, lp.mulpdu, UIW_MULPDU_MIN);
 	if (lp.mulpdu > UIW_MULPDU_MAX)
 		lp.mulpdu = UIW_MULPDU_MAX;
 	if (lp.ird > UIW_MAX_IRD || lp.ord > UIW_MAX_ORD)
@@ -1055,6 +1053,7 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 		goto out;
 	}
 	qp->lp = lp;
+	qp->tx_held = lp.tx_held;
 	qp->ops = ops;
 	qp->ctx = ctx;
 	qp->attached = true;
@@ -1067,10 +1066,10 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 	qp->state = UIW_QPS_RTS;
 	UIW_DBG(1, "qp %u: RTS, mulpdu %u crc %d markers tx %d rx %d ird %u "
 		"ord %u%s", qp->qpn, lp.mulpdu, lp.crc, lp.markers_tx,
-		lp.markers_rx, lp.ird, lp.ord, lp.hold_tx ? " hold" : "");
+		lp.markers_rx, lp.ird, lp.ord, lp.tx_held ? " held" : "");
 	/* Work requests posted while Idle are waiting: ask the LLP to
 	 * transmit (a responder waits for the first FPDU anyway). */
-	kick = (qp->sq_next != qp->sq_tail || qp->rtr.tx) && !lp.hold_tx;
+	kick = (qp->sq_next != qp->sq_tail || qp->rtr.tx) && !lp.tx_held;
 out:
 	pthread_mutex_unlock(&qp->lock);
 	if (ret == 0 && ops->poll)
@@ -1113,7 +1112,7 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 			.origin = UIW_TERM_LLP,
 			.send_term = false,
 			.sq_idx = qp_oldest_started(qp),
-			.rq_idx = uiw_rx_mid_fpdu(qp) &&
+			.rq_idx = uiw_rx_mid_seg(qp) &&
 				  qp->rq_head != qp->rq_tail &&
 				  uiw_rq_at(qp, qp->rq_head)->got ?
 				  (int64_t)qp->rq_head : -1,
@@ -1139,6 +1138,12 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 	uiw_qp_act_run(qp, &act);
 }
 
+void uiw_qp_tx_release(struct uiw_qp *qp)
+{
+	/* Inside a receive turn: the framing transmits after it. */
+	qp->tx_held = false;
+}
+
 int uiw_qp_disconnect(struct uiw_qp *qp)
 {
 	struct uiw_qp_act act = { 0 };
@@ -1160,7 +1165,7 @@ int uiw_qp_disconnect(struct uiw_qp *qp)
 	return ret;
 }
 
-void uiw_qp_llp_fin(struct uiw_qp *qp)
+void uiw_qp_llp_fin(struct uiw_qp *qp, bool mid_unit)
 {
 	struct uiw_qp_act act = { 0 };
 
@@ -1169,7 +1174,7 @@ void uiw_qp_llp_fin(struct uiw_qp *qp)
 	pthread_mutex_lock(&qp->lock);
 	if (qp->attached && (qp->state == UIW_QPS_RTS ||
 			     qp->state == UIW_QPS_CLOSING)) {
-		if (uiw_rx_mid_fpdu(qp)) {
+		if (mid_unit || uiw_rx_mid_seg(qp)) {
 			struct uiw_fail f = {
 				.err = UIW_E_MPA_CLOSED,
 				.origin = UIW_TERM_LLP,

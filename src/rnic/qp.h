@@ -16,25 +16,13 @@
 #include "atomic.h"
 #include "rtr.h"
 #include "cq.h"
+#include "framing.h"
 #include "../wire/ddp.h"
 #include "../wire/mpa.h"
 
 #define UIW_TX_FRAMES       64           /* FPDUs built ahead of the socket */
 #define UIW_TX_AHEAD        (1u << 20)   /* octets built ahead at most */
-#define UIW_RX_MARKER_SLOTS 256          /* > markers in one FPDU */
-#define UIW_RX_DISCARD      512          /* octets refused per rx_iov */
-#define UIW_RX_PIECES_INLINE 8           /* an FPDU without markers: 4 */
-/* Octets named after ULPDU_Length and the two control octets before the
- * FPDU's length is known.  Every valid FPDU has at least this many more
- * (its header is 14 or 18 octets, then the CRC), so they are its own;
- * and they never reach its payload: 2 + 12 is a whole tagged header
- * (fewer octets of it when a marker lies among them), 2 + 12 of an
- * untagged one leaves 4.  So the header of a tagged segment (RDMA Write,
- * Read Response) arrives with one read, and payload octets are only ever
- * read into their place. */
-#define UIW_RX_SPEC         12
 #define UIW_PIECES_MAX      UIW_MPA_MAX_PIECES(65535u)
-#define UIW_MULPDU_MAX      UIW_MPA_ULPDU_MAX
 /* Header octets a frame keeps: ULPDU_Length, DDP header and the RDMAP
  * header of a Read Request or the Terminate payload. */
 #define UIW_FRAME_HDR_MAX   (UIW_MPA_LEN_FIELD + UIW_DDP_MAX_HDR_LEN + \
@@ -61,6 +49,7 @@ struct uiw_sq_slot {
 	bool holding;               /* holds on the source regions taken */
 	bool aborted;               /* flushed while frames were in flight */
 	bool read_done;             /* Read: the last Response octet placed */
+	bool rd_last;               /* Read: the Response's last segment came */
 	uint32_t num_sge;
 	uint32_t length;            /* payload octets (Read: sink size) */
 	uint32_t inv_stag;
@@ -86,7 +75,13 @@ struct uiw_rq_slot {
 	uint64_t wr_id;
 	uint32_t num_sge;
 	uint32_t length;            /* octets the buffer takes */
-	uint32_t got;               /* octets placed (the next MO) */
+	uint32_t got;               /* octets placed (in order: the next MO) */
+	uint32_t total;             /* the message's length, once last */
+	bool last;                  /* its last segment arrived */
+	uint8_t cls;                /* Send or Immediate Data (rx.c) */
+	uint8_t op;                 /* the last segment's opcode */
+	uint32_t inv_stag;          /* and its Invalidate STag */
+	uint8_t imm[UIW_IMM_DATA_LEN]; /* RFC 7306 Immediate Data */
 	struct uiw_sge *sge;        /* max_recv_sge */
 };
 
@@ -141,84 +136,70 @@ struct uiw_tx_msg {
 
 /* ---- Receive ------------------------------------------------------------- */
 
-enum uiw_rx_stage {
-	UIW_RX_PRELUDE,             /* [marker] ULPDU_Length, 2 + SPEC
-				       octets */
-	UIW_RX_BODY,                /* the rest of the FPDU, piece by piece */
+#define UIW_RX_QUEUES 4             /* queues 0-3 (RFC 5040, RFC 7306) */
+#define UIW_RX_QBUF   UIW_ATOMIC_REQ_LEN  /* the longest fixed message */
+
+/* Queues 1-3: the fixed message in progress, in engine scratch. */
+struct uiw_rx_q {
+	uint32_t got;               /* payload octets placed */
+	uint32_t end;               /* the message's length (L seen), or the
+				       highest octet (a Terminate) */
+	uint8_t op;                 /* opcode of its segments */
+	uint8_t cls;
+	bool seen;                  /* a segment of it was delivered */
+	bool last;                  /* its last segment was */
+	uint8_t buf[UIW_RX_QBUF > UIW_TERM_MAX_LEN ? UIW_RX_QBUF
+						    : UIW_TERM_MAX_LEN];
 };
 
-enum uiw_rx_plan {
-	UIW_PL_NONE = 0,            /* no payload */
-	UIW_PL_DISCARD,             /* payload refused: scratch, then error */
-	UIW_PL_MEM,                 /* tagged: registered memory */
-	UIW_PL_SGL,                 /* untagged queue 0: the receive buffer */
-	UIW_PL_SCRATCH,             /* queues 1 and 2: engine scratch */
-};
-
+/* The segment being received (rx.c). */
 struct uiw_rx {
-	uint64_t pos;               /* stream position of the next octet */
-	uint64_t fpdu_pos;          /* the FPDU's first octet */
-	uint8_t stage;
-	uint8_t mk_lead;            /* 4 when a marker leads the FPDU */
-	uint8_t start_got;
 	bool stopped;               /* no more input (Terminate, error) */
-	bool valid_seen;            /* MPA validated an FPDU (hold_tx) */
-	uint8_t start[UIW_MPA_MARKER_LEN + 4 + UIW_RX_SPEC];
-				    /* [marker] LEN, 2 + SPEC octets */
-	uint16_t ulen;
-	uint32_t crc;               /* running CRC32c state */
-	bool crc_whole;             /* crc already covers the whole FPDU */
-	struct uiw_mpa_piece *pieces;      /* pieces_inline, or with
-					      markers pieces_big */
-	unsigned pieces_max;
-	struct uiw_mpa_piece pieces_inline[UIW_RX_PIECES_INLINE];
-	struct uiw_mpa_piece *pieces_big;  /* UIW_PIECES_MAX (markers) */
-	unsigned npieces, pi;
-	uint32_t poff;              /* octets consumed of pieces[pi] */
-	uint32_t u;                 /* ULPDU octets consumed */
-	uint8_t htarget;            /* header octets expected, 0: unknown */
-	bool hdr_done;
+	bool in_seg;                /* between rx_begin and rx_end */
+	uint32_t len;               /* the segment's length, or
+				       UIW_SEG_LEN_UNKNOWN */
+	uint32_t plen;              /* its payload (len - hlen), or unknown */
+	uint32_t hlen;              /* header octets given */
 	uint8_t hdr[UIW_DDP_MAX_HDR_LEN];
 	struct uiw_ddp_hdr h;
-	uint32_t hlen;              /* ULPDU octets of header */
-	uint32_t plen;              /* ULPDU octets of payload */
+	const struct rdmap_row *row; /* its opcode's row */
 	uiw_err_t err;              /* the segment is refused (why) */
-	uiw_err_t mk_err;           /* a marker disagreed */
 	int loc_status;             /* failing WR status, -1: mapped */
-	bool have_rdmap;            /* rreq holds a Read Request header */
+	bool have_rdmap;            /* the Terminate copies q[1]'s Request */
 	char why[96];
 	/* where the payload goes */
 	uint8_t plan;
+	bool lazy;                  /* PL_MEM: range checked at placement */
 	uint8_t *mem;               /* PL_MEM, PL_SCRATCH: octet 0's place */
-	uint32_t scr_lim;           /* PL_SCRATCH: octets that fit */
+	uint32_t lim;               /* payload octets that may be placed */
 	uint32_t mr_stag;           /* PL_MEM: the region */
-	unsigned mr_access;
+	uint32_t rq_ctr;            /* PL_SGL: the receive buffer */
 	uint32_t sgl_mo;            /* PL_SGL: MO of payload octet 0 */
 	int64_t fail_sq, fail_rq;   /* the WR the segment belongs to, or -1 */
-	/* holds between rx_iov and rx_done */
+	/* holds on registered memory named to the framing */
 	struct uiw_mr_entry **holds;
 	unsigned nholds, holds_cap;
-	size_t handed;              /* octets named by the last rx_iov */
-	/* Messages (every FPDU up to one with L set), untagged [0] and
-	 * tagged [1] apart, for the LLP's guess of a short last FPDU
-	 * (uiw_qp_rx_iov_ahead): an RPC's Writes of data and Sends of
-	 * replies, a Write and its Immediate Data, alternate */
+	int64_t held_rq;            /* the receive buffer held, -1: none */
+	bool held_mem;              /* PL_MEM: payload [held_lo, held_hi)
+				       is held */
+	uint32_t held_lo, held_hi;
+	uint32_t disc;              /* discard octets named this turn */
+	/* Messages, untagged [0] and tagged [1] apart, for uiw_qp_rx_guess:
+	 * an RPC's Writes of data and Sends of replies, a Write and its
+	 * Immediate Data, alternate */
 	uint32_t msg_got[2];        /* payload of the message so far */
 	uint32_t last_msg[2];       /* payload of the last whole message */
-	bool feeding;               /* inside uiw_qp_rx_feed */
-	size_t fed_run;             /* its longest payload copy */
-	size_t fed_payload;         /* its payload octets */
-	/* untagged queues */
-	uint32_t msn[3];            /* next MSN expected on queues 0, 1, 2 */
-	uint32_t q1_got, q2_got;
-	uint8_t rreq[UIW_READ_REQ_LEN];
-	uint8_t term[UIW_TERM_MAX_LEN];
-	/* scratch for what is not placed */
-	uint8_t mk[UIW_RX_MARKER_SLOTS][UIW_MPA_MARKER_LEN];
-	uint8_t lenf[UIW_MPA_LEN_FIELD];
-	uint8_t pad[4];
-	uint8_t crcf[UIW_MPA_CRC_LEN];
-	uint8_t discard[UIW_RX_DISCARD];
+	uint32_t msn[UIW_RX_QUEUES]; /* next MSN expected on each queue */
+	struct uiw_rx_q q[UIW_RX_QUEUES]; /* [1]..[3] */
+	uint8_t discard[UIW_SEG_DISCARD];
+};
+
+/* Things to do once the QP lock is released. */
+struct uiw_qp_act {
+	bool kick;
+	bool close;
+	bool abortive;
+	struct uiw_cq *ovf[2];      /* CQs that overflowed */
 };
 
 /* ---- The queue pair ------------------------------------------------------ */
@@ -242,6 +223,7 @@ struct uiw_qp {
 	const struct uiw_llp_ops *ops;
 	void *ctx;
 	struct uiw_llp_params lp;
+	bool tx_held;               /* the framing holds transmission */
 	/* Poll mode: entries in the send and receive CQs' poller lists
 	 * while attached to an LLP with ops->poll (one when they are the
 	 * same CQ).  Changed only by attach and detach. */
@@ -284,17 +266,11 @@ struct uiw_qp {
 	struct uiw_term term;
 
 	struct uiw_rx rx;
+	struct uiw_qp_act rx_act;   /* what a receive turn decided */
 	struct uiw_qp_ext ext;      /* RFC 7306 (atomic.c) */
 	struct uiw_rtr rtr;         /* RFC 6581 RTR (rtr.c) */
 };
 
-/* Things to do once the QP lock is released. */
-struct uiw_qp_act {
-	bool kick;
-	bool close;
-	bool abortive;
-	struct uiw_cq *ovf[2];      /* CQs that overflowed */
-};
 
 /* A reason to leave RTS. */
 struct uiw_fail {
@@ -358,12 +334,18 @@ void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s);
 
 /* rx.c */
 void uiw_rx_reset(struct uiw_qp *qp);
-/* For atomic.c: refuses the segment being received (its payload is
- * discarded, err is reported when the FPDU ends), and ends the stream
- * for an error found when a message is delivered. */
-void uiw_rx_refuse(struct uiw_qp *qp, uiw_err_t err, const char *why);
+/* Refuses the segment being received (its payload is discarded, err is
+ * reported when it ends); the first refusal of a segment stands. */
+void uiw_rx_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Ends the stream for err with a Terminate that copies the segment. */
 void uiw_rx_fail(struct uiw_qp *qp, uiw_err_t err, struct uiw_qp_act *act);
+/* The same for an error found when a message is delivered. */
+void uiw_rx_fail_msg(struct uiw_qp *qp, uiw_err_t err, int status,
+		     struct uiw_qp_act *act, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 void uiw_rx_release_holds(struct uiw_qp *qp);
-bool uiw_rx_mid_fpdu(const struct uiw_qp *qp);
+bool uiw_rx_mid_seg(const struct uiw_qp *qp);
+const char *uiw_rdmap_op_name(uint8_t opcode);
 
 #endif

@@ -109,25 +109,6 @@ size_t uiw_rtr_encode(struct uiw_qp *qp, uint8_t *ulpdu)
 	return n;
 }
 
-/* As rx.c's refuse: the segment is placed nowhere and the error is
- * reported when its FPDU ends. */
-static void rtr_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt,
-		       ...) __attribute__((format(printf, 3, 4)));
-
-static void rtr_refuse(struct uiw_qp *qp, uiw_err_t err, const char *fmt, ...)
-{
-	struct uiw_rx *r = &qp->rx;
-	va_list ap;
-
-	if (r->err == UIW_OK) {
-		r->err = err;
-		va_start(ap, fmt);
-		vsnprintf(r->why, sizeof(r->why), fmt, ap);
-		va_end(ap);
-	}
-	r->plan = UIW_PL_DISCARD;
-}
-
 /* The segment in hand as an RTR of one of the types in mask, or 0. */
 static uint8_t rtr_match(const struct uiw_rx *r, uint8_t mask)
 {
@@ -149,17 +130,6 @@ static uint8_t rtr_match(const struct uiw_rx *r, uint8_t mask)
 	return 0;
 }
 
-static const char *seg_name(const struct uiw_ddp_hdr *h)
-{
-	switch (h->opcode) {
-	case UIW_OP_WRITE:     return "RDMA Write";
-	case UIW_OP_READ_REQ:  return "RDMA Read Request";
-	case UIW_OP_READ_RESP: return "RDMA Read Response";
-	case UIW_OP_SEND:      return "Send";
-	default:               return "message";
-	}
-}
-
 bool uiw_rtr_rx_header(struct uiw_qp *qp)
 {
 	struct uiw_rx *r = &qp->rx;
@@ -174,7 +144,7 @@ bool uiw_rtr_rx_header(struct uiw_qp *qp)
 		/* RFC 5040 §5.5 rule 20: Responses come in Request order,
 		 * and the Read RTR was the first Request. */
 		if (r->plen != 0 || !h->last) {
-			rtr_refuse(qp, UIW_E_DDP_T_BASE_BOUNDS, "RDMA Read "
+			uiw_rx_refuse(qp, UIW_E_DDP_T_BASE_BOUNDS, "RDMA Read "
 				   "Response of %u octets%s to the zero-length"
 				   " Read RTR", r->plen,
 				   h->last ? "" : " without L");
@@ -188,9 +158,9 @@ bool uiw_rtr_rx_header(struct uiw_qp *qp)
 	qp->rtr.seg = rtr_match(r, qp->rtr.expect);
 	if (!qp->rtr.seg) {
 		/* RFC 6581 §5, §9.2: the first FPDU must be the RTR. */
-		rtr_refuse(qp, UIW_E_MPA_NO_MATCHING_RTR, "first FPDU is a"
+		uiw_rx_refuse(qp, UIW_E_MPA_NO_MATCHING_RTR, "first FPDU is a"
 			   "%s %s of %u octets on %s, not a negotiated RTR",
-			   h->last ? "" : " non-final", seg_name(h), r->plen,
+			   h->last ? "" : " non-final", uiw_rdmap_op_name(h->opcode), r->plen,
 			   h->tagged ? "a tagged buffer" :
 			   h->qn == UIW_QN_SEND ? "queue 0" :
 			   h->qn == UIW_QN_READ_REQ ? "queue 1" : "queue 3+");
@@ -232,7 +202,7 @@ bool uiw_rtr_rx_deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 		} else {
 			struct uiw_read_req rr;
 
-			uiw_read_req_decode(r->rreq, &rr);
+			uiw_read_req_decode(r->q[UIW_QN_READ_REQ].buf, &rr);
 			if (rr.size == 0)
 				return false;
 			snprintf(r->why, sizeof(r->why), "first FPDU is an "

@@ -697,7 +697,7 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 			return false;
 		/* RFC 5044 §7.1.2 rule 4: the responder sends nothing
 		 * before it has received a valid FPDU. */
-		if (qp->lp.hold_tx && !qp->rx.valid_seen)
+		if (qp->tx_held)
 			return false;
 		/* RFC 6581 §5: the initiator's RTR precedes every other
 		 * FPDU (rtr.c). */

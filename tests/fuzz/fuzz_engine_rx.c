@@ -13,9 +13,9 @@
  * filled alike, the same QP parameters, regions, posts and generator
  * seed), and the two runs must end alike:
  *  - the iov run hands the stream over in pieces whose sizes the input
- *    chooses, through uiw_qp_rx_iov / uiw_qp_rx_done, and takes what is
+ *    chooses, through uiw_mpa_rx_iov / uiw_mpa_rx_done, and takes what is
  *    to be sent after every rx_done;
- *  - the feed run hands the same stream over through uiw_qp_rx_feed, in
+ *  - the feed run hands the same stream over through uiw_mpa_rx_feed, in
  *    chunks cut by the same rule, and with c1 & 0x80 every other call
  *    (the second, the fourth, ...) is an rx_iov / rx_done round instead,
  *    so that the two interfaces take turns on one stream.
@@ -99,6 +99,7 @@
 #include <uiwarp/uiwarp.h>
 #include "rnic/dev.h"
 #include "rnic/rnic.h"
+#include "llp/mpa.h"
 #include "wire/ddp.h"
 #include "wire/mpa.h"
 
@@ -159,6 +160,7 @@ static struct state {
 	struct uiw_pd *pd;
 	struct uiw_cq *cq;
 	struct uiw_qp *qp;
+	struct uiw_mpa mpa;         /* the framing that carries qp */
 	struct uiw_mr *mr[NREG];
 	uint8_t *arena, *snap, *mask, *written;
 	size_t size, reg_off[NREG];
@@ -816,12 +818,12 @@ static int round_iov(const uint8_t *s, size_t avail, uint8_t c1,
 	size_t room, take, k, o, ahead = SIZE_MAX;
 
 	*took = 0;
-	n = uiw_qp_rx_iov_ahead(S.qp, iov, max, &ahead);
+	n = uiw_mpa_rx_iov(&S.mpa, iov, max, &ahead);
 	FZ_CHECK(n >= 0 && n <= max, "rx_iov returned %d of %d", n, max);
 	/* A guess of the rest of a short FPDU: never more than one with
-	 * UIW_RX_AHEAD_MAX octets of payload and the longest header, never
+	 * UIW_MPA_RX_AHEAD_MAX octets of payload and the longest header, never
 	 * with markers (the octets themselves go in as usual). */
-	FZ_CHECK(ahead <= UIW_RX_AHEAD_MAX + UIW_DDP_MAX_HDR_LEN + 8 &&
+	FZ_CHECK(ahead <= UIW_MPA_RX_AHEAD_MAX + UIW_DDP_MAX_HDR_LEN + 8 &&
 		 (!ahead || !S.markers_rx),
 		 "%s: rx_iov_ahead guessed %zu octets%s", run_name[S.run],
 		 ahead, S.markers_rx ? " with markers" : "");
@@ -871,7 +873,7 @@ static int round_iov(const uint8_t *s, size_t avail, uint8_t c1,
 			memcpy(S.snap + (p - S.arena), p, o);
 		k += o;
 	}
-	r = uiw_qp_rx_done(S.qp, take);
+	r = uiw_mpa_rx_done(&S.mpa, take);
 	FZ_CHECK(r == 0 || r == -EPROTO, "%s: rx_done returned %d",
 		 run_name[S.run], r);
 	*took = take;
@@ -886,7 +888,7 @@ static int round_iov(const uint8_t *s, size_t avail, uint8_t c1,
 static int round_feed(const uint8_t *s, size_t avail, uint8_t c1,
 		      size_t *took)
 {
-	struct uiw_rx_fed fed;
+	struct uiw_mpa_fed fed;
 	size_t len = avail;
 	uint8_t *buf;
 	int r;
@@ -903,7 +905,7 @@ static int round_feed(const uint8_t *s, size_t avail, uint8_t c1,
 	/* exactly len octets on the heap: a read beyond them is seen */
 	buf = fz_dup(s, len);
 	memset(&fed, 0xa5, sizeof(fed));
-	r = uiw_qp_rx_feed(S.qp, buf, len, &fed);
+	r = uiw_mpa_rx_feed(&S.mpa, buf, len, &fed);
 	FZ_CHECK(r == 0 || r == -EPROTO, "rx_feed of %zu octets at stream "
 		 "octet %zu returned %d", len, S.at, r);
 	FZ_CHECK(fed.used <= len && (r || fed.used == len),
@@ -1017,9 +1019,10 @@ static void run_feed(const uint8_t *s, size_t len, uint8_t c1,
 
 /* Attaches a fresh QP with the parameters of c0 and c2, on the device
  * of the current run, and posts the work requests. */
-static void setup(uint8_t c0, uint8_t c2, struct uiw_llp_params *lp)
+static void setup(uint8_t c0, uint8_t c2, struct uiw_mpa_params *mp)
 {
 	struct uiw_qp_init_attr qa;
+	struct uiw_llp_params lp;
 	int k;
 
 	S.rng = c2 * 0x9e3779b97f4a7c15ull + 1;
@@ -1061,18 +1064,19 @@ static void setup(uint8_t c0, uint8_t c2, struct uiw_llp_params *lp)
 				 R.stag[k], S.mr[k]->rkey);
 	}
 
-	memset(lp, 0, sizeof(*lp));
-	lp->crc = c0 & 0x01;
-	lp->markers_rx = c0 & 0x02;
-	S.markers_rx = lp->markers_rx;
-	lp->markers_tx = c0 & 0x04;
-	lp->hold_tx = c0 & 0x08;
-	lp->rtr_recv = lp->hold_tx ? (c0 >> 4) & UIW_RTR_ALL : 0;
-	lp->setup_term = c0 & 0x80;
-	lp->mulpdu = 1024;
-	lp->ird = 1 + (c2 & 7);
-	lp->ord = 1 + ((c2 >> 3) & 7);
-	FZ_CHECK(uiw_qp_llp_attach(S.qp, lp, &ops, NULL) == 0,
+	memset(mp, 0, sizeof(*mp));
+	memset(&lp, 0, sizeof(lp));
+	mp->crc = c0 & 0x01;
+	mp->markers_rx = c0 & 0x02;
+	S.markers_rx = mp->markers_rx;
+	mp->markers_tx = c0 & 0x04;
+	mp->hold = c0 & 0x08;
+	lp.rtr_recv = mp->hold ? (c0 >> 4) & UIW_RTR_ALL : 0;
+	lp.setup_term = c0 & 0x80;
+	mp->mulpdu = 1024;
+	lp.ird = 1 + (c2 & 7);
+	lp.ord = 1 + ((c2 >> 3) & 7);
+	FZ_CHECK(uiw_mpa_attach(&S.mpa, S.qp, mp, &lp, &ops, NULL) == 0,
 		 "llp_attach: %s", uiw_last_error());
 	S.attached = true;
 	post();
@@ -1086,6 +1090,7 @@ static void teardown(void)
 
 	FZ_CHECK(uiw_qp_destroy(S.qp) == 0, "qp_destroy: %s",
 		 uiw_last_error());
+	uiw_mpa_fini(&S.mpa);
 	for (k = 0; k < NREG; k++)
 		FZ_CHECK(uiw_dereg_mr(S.mr[k]) == 0, "dereg_mr: %s",
 			 uiw_last_error());
@@ -1098,7 +1103,7 @@ static void one_run(int run, const uint8_t *data, size_t size)
 {
 	static uint8_t stream[STREAM_MAX];
 	struct fz in = { data, size };
-	struct uiw_llp_params lp;
+	struct uiw_mpa_params lp;
 	struct uiw_qp_attr a;
 	uint8_t c0, c1, c2;
 	size_t len, lo = 0, hi = 0;
@@ -1131,7 +1136,7 @@ static void one_run(int run, const uint8_t *data, size_t size)
 	} else {
 		compare_stream_end(stopped, lo, hi, &a);
 	}
-	check_end(stopped, lp.markers_tx, lp.crc, lp.hold_tx);
+	check_end(stopped, lp.markers_tx, lp.crc, lp.hold);
 
 	/* the LLP goes away: everything left completes, once */
 	if (S.attached) {

@@ -2,6 +2,7 @@
 #include "engine_pipe.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +86,11 @@ static int side_open(struct ep_side *s, struct uiw_device *dev,
 	s->qp = uiw_qp_create(s->pd, &qa);
 	if (!s->qp)
 		return -1;
-	s->lp.crc = cfg->crc;
-	s->lp.markers_tx = cfg->markers;
-	s->lp.markers_rx = cfg->markers;
-	s->lp.mulpdu = cfg->mulpdu ? cfg->mulpdu : 65535;
+	s->mp.crc = cfg->crc;
+	s->mp.markers_tx = cfg->markers;
+	s->mp.markers_rx = cfg->markers;
+	s->mp.mulpdu = cfg->mulpdu ? cfg->mulpdu : 65535;
+	s->lp.mulpdu = s->mp.mulpdu;
 	s->lp.ird = cfg->ird ? cfg->ird : 8;
 	s->lp.ord = cfg->ord ? cfg->ord : 8;
 	return 0;
@@ -114,18 +116,93 @@ int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg)
 	}
 	if (side_open(&p->a, da, cfg) || side_open(&p->b, db, cfg))
 		return -1;
-	p->b.lp.hold_tx = cfg->hold_b;
+	p->b.mp.hold = cfg->hold_b;
 	return 0;
+}
+
+/* The sides attached, so that the framing of a QP can be found. */
+#define EP_SIDES 256
+static struct ep_side *sides[EP_SIDES];
+static pthread_mutex_t sides_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct uiw_mpa *ep_mpa(struct uiw_qp *qp)
+{
+	struct uiw_mpa *m = NULL;
+	int i;
+
+	pthread_mutex_lock(&sides_lock);
+	for (i = 0; i < EP_SIDES && !m; i++)
+		if (sides[i] && sides[i]->qp == qp)
+			m = &sides[i]->mpa;
+	pthread_mutex_unlock(&sides_lock);
+	return m;
+}
+
+int ep_side_attach(struct ep_side *s)
+{
+	int i, ret = -1;
+
+	s->lp.mulpdu = s->mp.mulpdu;
+	pthread_mutex_lock(&sides_lock);
+	for (i = 0; i < EP_SIDES && ret; i++) {
+		if (!sides[i] || sides[i] == s) {
+			sides[i] = s;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&sides_lock);
+	if (ret || uiw_mpa_attach(&s->mpa, s->qp, &s->mp, &s->lp, &ep_ops,
+				  s))
+		return -1;
+	s->attached = true;
+	return 0;
+}
+
+static void side_forget(struct ep_side *s)
+{
+	int i;
+
+	pthread_mutex_lock(&sides_lock);
+	for (i = 0; i < EP_SIDES; i++)
+		if (sides[i] == s)
+			sides[i] = NULL;
+	pthread_mutex_unlock(&sides_lock);
+	uiw_mpa_fini(&s->mpa);
+}
+
+int ep_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
+{
+	return uiw_mpa_rx_iov(ep_mpa(qp), iov, max, NULL);
+}
+
+int ep_rx_iov_ahead(struct uiw_qp *qp, struct iovec *iov, int max,
+		    size_t *ahead)
+{
+	return uiw_mpa_rx_iov(ep_mpa(qp), iov, max, ahead);
+}
+
+int ep_rx_done(struct uiw_qp *qp, size_t n)
+{
+	return uiw_mpa_rx_done(ep_mpa(qp), n);
+}
+
+int ep_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
+	       struct uiw_mpa_fed *fed)
+{
+	return uiw_mpa_rx_feed(ep_mpa(qp), buf, len, fed);
+}
+
+void ep_llp_fin(struct uiw_qp *qp)
+{
+	struct uiw_mpa *m = ep_mpa(qp);
+
+	uiw_qp_llp_fin(qp, m && uiw_mpa_rx_mid(m));
 }
 
 int ep_attach(struct ep_pipe *p)
 {
-	if (uiw_qp_llp_attach(p->a.qp, &p->a.lp, &ep_ops, &p->a))
+	if (ep_side_attach(&p->a) || ep_side_attach(&p->b))
 		return -1;
-	p->a.attached = true;
-	if (uiw_qp_llp_attach(p->b.qp, &p->b.lp, &ep_ops, &p->b))
-		return -1;
-	p->b.attached = true;
 	return 0;
 }
 
@@ -136,12 +213,15 @@ int ep_open(struct ep_pipe *p, const struct ep_cfg *cfg)
 	return ep_attach(p);
 }
 
+static void side_forget(struct ep_side *s);
+
 void ep_side_detach(struct ep_side *s, uiw_err_t err)
 {
 	if (s->attached) {
 		uiw_qp_llp_detach(s->qp, err);
 		s->attached = false;
 	}
+	side_forget(s);
 }
 
 static int side_close(struct ep_side *s)
@@ -210,7 +290,7 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 	return moved;
 }
 
-/* How ep_feed hands octets over: UIW_EP_RX=feed uses uiw_qp_rx_feed,
+/* How ep_feed hands octets over: UIW_EP_RX=feed uses uiw_mpa_rx_feed,
  * =mixed alternates it with rx_iov / rx_done rounds, anything else (the
  * default) rx_iov / rx_done alone.  The engine tests run in each. */
 static int ep_rx_mode(void)
@@ -224,11 +304,11 @@ static int ep_rx_mode(void)
 	return 0;
 }
 
-/* One uiw_qp_rx_feed of the next part; false when the QP stopped. */
+/* One uiw_mpa_rx_feed of the next part; false when the QP stopped. */
 static bool feed_part(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 		      size_t *off, size_t split, uint64_t *rng)
 {
-	struct uiw_rx_fed fed;
+	struct uiw_mpa_fed fed;
 	size_t take = len - *off;
 	int r;
 
@@ -236,7 +316,7 @@ static bool feed_part(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 		take = take < split ? take : split;
 	else
 		take = 1 + ep_rand(rng) % take;
-	r = uiw_qp_rx_feed(qp, buf + *off, take, &fed);
+	r = ep_rx_feed(qp, buf + *off, take, &fed);
 	*off += fed.used;
 	return r == 0 && fed.used == take;
 }
@@ -259,7 +339,7 @@ size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 				break;
 			continue;
 		}
-		n = uiw_qp_rx_iov(qp, iov, iov_max);
+		n = ep_rx_iov(qp, iov, iov_max);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
@@ -277,7 +357,7 @@ size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 			k += o;
 		}
 		off += take;
-		if (uiw_qp_rx_done(qp, take) < 0)
+		if (ep_rx_done(qp, take) < 0)
 			break;
 	}
 	return off;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <uiwarp/uiwarp.h>
 #include "rnic/rnic.h"
+#include "llp/mpa.h"
 #include "wire/ddp.h"
 
 struct ep_side {
@@ -19,7 +20,9 @@ struct ep_side {
 	struct uiw_pd *pd;
 	struct uiw_cq *cq;          /* send and receive completions */
 	struct uiw_qp *qp;
-	struct uiw_llp_params lp;
+	struct uiw_llp_params lp;   /* the engine's side of the attach */
+	struct uiw_mpa_params mp;   /* the framing's (crc, markers, hold) */
+	struct uiw_mpa mpa;         /* the MPA framing that carries qp */
 	bool attached;
 	int kicks;
 	int closes;
@@ -76,6 +79,21 @@ void ep_side_detach(struct ep_side *s, uiw_err_t err);
 size_t ep_pump(struct ep_pipe *p);
 /* Takes what s transmits now into its capture (and its queue). */
 size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s);
+/* The MPA framing that carries qp (attached by ep_attach), or NULL. */
+struct uiw_mpa *ep_mpa(struct uiw_qp *qp);
+/* The framing's receive calls for the side of qp (tests that drive the
+ * stream by hand). */
+int ep_rx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
+int ep_rx_iov_ahead(struct uiw_qp *qp, struct iovec *iov, int max,
+		    size_t *ahead);
+int ep_rx_done(struct uiw_qp *qp, size_t n);
+int ep_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
+	       struct uiw_mpa_fed *fed);
+/* The peer's FIN on the side of qp, inside an FPDU or not. */
+void ep_llp_fin(struct uiw_qp *qp);
+/* Attaches s through its framing (s->mp, s->lp); 0 or -1. */
+int ep_side_attach(struct ep_side *s);
+
 /* Feeds len octets into qp, split by split (0: random) using rng.
  * Returns octets accepted before the QP stopped reading. */
 size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,

@@ -975,7 +975,7 @@ static void test_graceful_close(void **state)
 	assert_int_equal(p.a.closes, 1);
 	assert_false(p.a.abortive);
 	/* The LLP closes: a sees the end, b sees the peer's FIN. */
-	uiw_qp_llp_fin(p.b.qp);
+	ep_llp_fin(p.b.qp);
 	qp_state_is(p.b.qp, UIW_QPS_CLOSING);
 	assert_int_equal(p.b.closes, 1);
 	ep_side_detach(&p.a, UIW_OK);
@@ -1042,7 +1042,7 @@ static void test_direct_placement(void **state)
 						      0, 0), 0);
 			ep_drain_tx(&p, &p.a);
 			while (off < p.a.q_len) {
-				int n = uiw_qp_rx_iov(p.b.qp, iov, 64), i;
+				int n = ep_rx_iov(p.b.qp, iov, 64), i;
 				size_t take, k, room = 0;
 
 				assert_true(n > 0);
@@ -1072,7 +1072,7 @@ static void test_direct_placement(void **state)
 					k += o;
 				}
 				off += take;
-				assert_int_equal(uiw_qp_rx_done(p.b.qp, take),
+				assert_int_equal(ep_rx_done(p.b.qp, take),
 						 0);
 			}
 			assert_int_equal(in_tgt, 3000);
@@ -1159,9 +1159,9 @@ static void test_rx_ahead(void **state)
 					(uintptr_t)(tgt.p + 2 * len), 0), 0);
 			ep_drain_tx(&p, &p.a);
 			while (off < p.a.q_len) {
-				struct uiw_rx_fed fed;
+				struct uiw_mpa_fed fed;
 				size_t ahead = 1, room = 0, take, k;
-				int n = uiw_qp_rx_iov_ahead(p.b.qp, iov, 64,
+				int n = ep_rx_iov_ahead(p.b.qp, iov, 64,
 							    &ahead);
 
 				assert_true(n > 0);
@@ -1178,14 +1178,14 @@ static void test_rx_ahead(void **state)
 					k += o;
 				}
 				off += take;
-				assert_int_equal(uiw_qp_rx_done(p.b.qp, take),
+				assert_int_equal(ep_rx_done(p.b.qp, take),
 						 0);
 				if (!ahead)
 					continue;
 				assert_true(na < 8);
 				got[na++] = ahead;
 				assert_true(ahead <= p.a.q_len - off);
-				assert_int_equal(uiw_qp_rx_feed(p.b.qp,
+				assert_int_equal(ep_rx_feed(p.b.qp,
 						p.a.q + off, ahead, &fed), 0);
 				assert_int_equal(fed.used, ahead);
 				off += ahead;

@@ -1767,8 +1767,8 @@ static int side_mk(struct ep_side *s, struct uiw_device *dev,
 	s->qp = uiw_qp_create(pd, &qa);
 	if (!s->qp)
 		return -1;
-	s->lp.crc = true;
-	s->lp.mulpdu = 1024;
+	s->mp.crc = true;
+	s->mp.mulpdu = 1024;
 	s->lp.ird = 8;
 	s->lp.ord = 8;
 	return 0;

@@ -126,8 +126,8 @@ static void term_is(struct ep_pipe *p, struct ep_side *s, bool markers,
 	{
 		struct iovec iov[4];
 
-		assert_int_equal(uiw_qp_rx_iov(s->qp, iov, 4), 0);
-		assert_int_equal(uiw_qp_rx_done(s->qp, 0), -EPROTO);
+		assert_int_equal(ep_rx_iov(s->qp, iov, 4), 0);
+		assert_int_equal(ep_rx_done(s->qp, 0), -EPROTO);
 		assert_int_equal(uiw_qp_tx_iov(s->qp, iov, 4), 0);
 	}
 }
@@ -1459,7 +1459,7 @@ static void test_llp_lost(void **state)
 		uint8_t half[3] = { 0, 30, 0x41 };
 
 		ep_feed(x.p.b.qp, half, 3, 0, &x.p.rng, 64);
-		uiw_qp_llp_fin(x.p.b.qp);
+		ep_llp_fin(x.p.b.qp);
 		state_is(x.p.b.qp, UIW_QPS_ERROR);
 		cause_is(x.p.b.qp, UIW_E_MPA_CLOSED, UIW_TERM_LLP);
 		assert_int_equal(x.p.b.closes, 1);
@@ -1592,15 +1592,15 @@ static void test_dereg_in_flight(void **state)
 	/* Feed up to the header, then ask where the payload goes: the
 	 * target region, now held. */
 	while (off < 2 + 14) {
-		n = uiw_qp_rx_iov(v.p.b.qp, iov, 8);
+		n = ep_rx_iov(v.p.b.qp, iov, 8);
 		assert_true(n > 0);
 		size_t take = iov[0].iov_len < 2 + 14 - off ?
 			      iov[0].iov_len : 2 + 14 - off;
 		memcpy(iov[0].iov_base, v.buf + off, take);
-		assert_int_equal(uiw_qp_rx_done(v.p.b.qp, take), 0);
+		assert_int_equal(ep_rx_done(v.p.b.qp, take), 0);
 		off += take;
 	}
-	n = uiw_qp_rx_iov(v.p.b.qp, iov, 8);
+	n = ep_rx_iov(v.p.b.qp, iov, 8);
 	assert_true(n >= 1);
 	assert_ptr_equal(iov[0].iov_base, v.tgt.p);
 	assert_int_equal(iov[0].iov_len, 600);
@@ -1616,14 +1616,14 @@ static void test_dereg_in_flight(void **state)
 	assert_int_equal(__atomic_load_n(&d.done, __ATOMIC_SEQ_CST), 0);
 	/* The "readv" lands 300 octets, then the LLP reports them. */
 	memcpy(v.tgt.p, v.buf + off, 300);
-	assert_int_equal(uiw_qp_rx_done(v.p.b.qp, 300), 0);
+	assert_int_equal(ep_rx_done(v.p.b.qp, 300), 0);
 	off += 300;
 	pthread_join(th, NULL);
 	assert_int_equal(d.done, 1);
 	v.tgt.mr = NULL;
 	/* The rest of the segment is placed nowhere; the segment fails as
 	 * an invalid STag. */
-	n = uiw_qp_rx_iov(v.p.b.qp, iov, 8);
+	n = ep_rx_iov(v.p.b.qp, iov, 8);
 	assert_true(n >= 1);
 	assert_true((uint8_t *)iov[0].iov_base < v.tgt.p ||
 		    (uint8_t *)iov[0].iov_base >= v.tgt.p + 4096);

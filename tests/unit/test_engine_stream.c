@@ -261,11 +261,11 @@ static void replay(struct rec *r, size_t split, int iov, size_t cut,
 	s->qp = uiw_qp_create(r->p.b.pd, &qa);
 	assert_non_null(s->qp);
 	s->lp = r->p.b.lp;
+	s->mp = r->p.b.mp;
 	/* The recorded stream runs ahead of the Responses it waited for;
 	 * a deep IRQ keeps the replay inside IRD. */
 	s->lp.ird = 128;
-	assert_int_equal(uiw_qp_llp_attach(s->qp, &s->lp, &ep_ops, s), 0);
-	s->attached = true;
+	assert_int_equal(ep_side_attach(s), 0);
 	post_b_recvs(r, s->qp);
 
 	while (off < r->stream_len) {
@@ -273,7 +273,7 @@ static void replay(struct rec *r, size_t split, int iov, size_t cut,
 		struct iovec v[1024];
 		size_t room = 0, take, k;
 
-		n = uiw_qp_rx_iov(s->qp, v, iov);
+		n = ep_rx_iov(s->qp, v, iov);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
@@ -291,7 +291,7 @@ static void replay(struct rec *r, size_t split, int iov, size_t cut,
 			k += o;
 		}
 		off += take;
-		if (uiw_qp_rx_done(s->qp, take) < 0)
+		if (ep_rx_done(s->qp, take) < 0)
 			break;
 		/* Transmit as an LLP does after receiving; not for a
 		 * stream that ends in a violation: the reference run
@@ -446,9 +446,9 @@ static void mut_run(struct rec *r, const uint8_t *buf, size_t len,
 	s->qp = uiw_qp_create(r->p.b.pd, &qa);
 	assert_non_null(s->qp);
 	s->lp = r->p.b.lp;
+	s->mp = r->p.b.mp;
 	s->lp.ird = 128;
-	assert_int_equal(uiw_qp_llp_attach(s->qp, &s->lp, &ep_ops, s), 0);
-	s->attached = true;
+	assert_int_equal(ep_side_attach(s), 0);
 	post_b_recvs(r, s->qp);
 
 	/* Feed in random pieces, transmitting in between. */
@@ -468,7 +468,7 @@ static void mut_run(struct rec *r, const uint8_t *buf, size_t len,
 	assert_int_equal(uiw_qp_query(s->qp, &at), 0);
 
 	/* What b sent decodes; one Terminate iff b refused the stream. */
-	assert_true(ep_count_fpdus(s->out, s->out_len, true, s->lp.crc, per)
+	assert_true(ep_count_fpdus(s->out, s->out_len, true, s->mp.crc, per)
 		    >= 0);
 	if (at.term.origin == UIW_TERM_LOCAL) {
 		struct uiw_ddp_hdr th;
@@ -477,7 +477,7 @@ static void mut_run(struct rec *r, const uint8_t *buf, size_t len,
 		assert_int_equal(at.state, UIW_QPS_ERROR);
 		assert_int_equal(per[UIW_OP_TERMINATE], 1);
 		assert_int_equal(ep_find_term(s->out, s->out_len, true,
-					      s->lp.crc, &th, &t), 0);
+					      s->mp.crc, &th, &t), 0);
 		assert_int_equal(t.err >> 12 & 0xf, at.term.layer);
 		assert_int_equal(t.err & 0xff, at.term.ecode);
 		assert_int_equal(s->closes, 1);
