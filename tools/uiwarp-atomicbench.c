@@ -319,7 +319,6 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	struct uiw_pd *spd, *cpd;
 	struct uiw_tool_listener l;
 	struct uiw_tool_end c, s;
-	char line[64];
 	int i;
 
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
@@ -329,8 +328,8 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	uiw_tool_listen(&l, sdev, AF_INET, port, MAX_QPS);
 	printf("port %u\n", l.port);
 	fflush(stdout);
-	if (wait_stdin && !fgets(line, sizeof(line), stdin))
-		die("stdin closed before the go-ahead");
+	if (wait_stdin)
+		uiw_tool_wait_line();
 
 	end_init(&s, "server", sdev, spd, 16);
 	end_init(&c, "client", cdev, cpd, 16);
@@ -374,6 +373,9 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	check(uiw_pd_free(cpd), "uiw_pd_free");
 	check(uiw_device_close(cdev), "uiw_device_close");
 	check(uiw_device_close(sdev), "uiw_device_close");
+	/* The session is short and runs to its end; a signal meanwhile
+	 * still ends the program with its status, not with "ok". */
+	uiw_tool_exit_if_stopped();
 	printf("messages");
 	for (i = 0; i < NOPS; i++)
 		printf(" %s=%u", op_names[i], counts[i]);
@@ -415,7 +417,7 @@ static void *run_worker(void *arg)
 	t0 = now_s();
 	end = t0 + w->secs;
 	for (;;) {
-		bool more = now_s() < end;
+		bool more = now_s() < end && !uiw_tool_stop_signal();
 
 		while (more && posted - w->done < (uint64_t)w->depth) {
 			post(w->e, posted, w->op, 0, 8 * (posted % 64),
@@ -503,6 +505,8 @@ static void latency(struct uiw_tool_end *c, struct uiw_tool_end *s, int iters, d
 		post(c, (uint64_t)i, op, 0, 0,
 		     op == UIW_WR_RDMA_READ ? 0 : 8, s, 0, 1, 0, 0, 0, 0);
 		get_wcs(c, &wc, 1);
+		if (uiw_tool_stop_signal())
+			break;
 		if (wc.status != UIW_WC_SUCCESS || wc.wr_id != (uint64_t)i)
 			die("latency: %s", uiw_wc_status_str(wc.status));
 		(i & 1 ? rd : fa)[i / 2] = (now_s() - t0) * 1e6;
@@ -567,6 +571,7 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 		row("read_0", qps[i], depth, r, r);
 		row("fetch_add", qps[i], depth, f, r);
 		fflush(stdout);
+		uiw_tool_exit_if_stopped();
 	}
 	if (get64(&b->s[0], 0) != fadds)
 		die("the word holds %" PRIu64 " after %" PRIu64 " FetchAdds "
@@ -578,6 +583,7 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 		die("out of memory");
 	put64(&b->s[0], 0, 0);
 	latency(&b->c[0], &b->s[0], iters, fa, rd);
+	uiw_tool_exit_if_stopped();
 	for (i = 0; i < iters; i++) {
 		fsum += fa[i];
 		rsum += rd[i];
@@ -702,6 +708,10 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
+	/* Before the devices start their threads: they inherit the mask.
+	 * A signal ends a measurement early, and the program without
+	 * figures. */
+	uiw_tool_signals_init(NULL);
 	if (wire)
 		return wire_main(crc, markers, wait_stdin, port);
 	return bench_main(crc, secs, depth, qps, nq ? nq : 2, iters);

@@ -35,7 +35,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <sys/signalfd.h>
+
+#include "tool_util.h"
 
 #define CMD_MAX		512
 #define WAIT_DEFAULT_MS	30000
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
 	socklen_t tlen = 0, llen;
 	const char *cmds[MAX_E];
 	char host[INET6_ADDRSTRLEN];
-	int ncmds = 0, opt, sfd, rc, status = 0;
+	int ncmds = 0, opt, rc, status = 0;
 	uint64_t count = 0;
 	struct closer closer;
 	pthread_t closer_thread;
@@ -282,7 +283,6 @@ int main(int argc, char **argv)
 	bool have_target = false, stdin_open = true, run = true;
 	char buf[CMD_MAX];
 	size_t have = 0;
-	sigset_t sigs;
 
 	while ((opt = getopt(argc, argv, "t:e:n:h")) != -1) {
 		switch (opt) {
@@ -323,18 +323,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* Signals are read from a signalfd; every thread blocks them. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigdelset(&sigs, SIGPIPE);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	if (sfd < 0) {
-		perror("uiwarp-faultproxy: signalfd");
-		return 1;
-	}
+	/* Before the proxy's thread starts: it inherits the mask.  The
+	 * orderly end (halting the proxy) has the deadline of tool_util.h. */
+	uiw_tool_name = "uiwarp-faultproxy";
+	uiw_tool_signals_init(NULL);
 
 	fp = uiw_fp_start((struct sockaddr *)&target, tlen, NULL);
 	if (fp == NULL) {
@@ -378,7 +370,7 @@ int main(int argc, char **argv)
 
 	while (run) {
 		struct pollfd p[2] = {
-			{ .fd = sfd, .events = POLLIN },
+			{ .fd = uiw_tool_stop_fd(), .events = POLLIN },
 			{ .fd = stdin_open ? 0 : -1, .events = POLLIN },
 		};
 		ssize_t r;
@@ -421,6 +413,5 @@ int main(int argc, char **argv)
 	if (count)
 		pthread_join(closer_thread, NULL);
 	uiw_fp_stop(fp);
-	close(sfd);
 	return status;
 }

@@ -1249,9 +1249,13 @@ static void cl_drain(void)
 		    r.type);
 }
 
-/* Whether the loop goes on: for o.duration from start, or o.iters. */
+/* Whether the loop goes on: for o.duration from start, or o.iters; a
+ * signal (tool_util.h) ends it early, in order: the server still gets
+ * its DONE, the last ping-pong, and the BYE. */
 static bool go_on(double end, uint64_t n)
 {
+	if (uiw_tool_stop_signal())
+		return false;
 	return o.duration > 0 ? now_s() < end : n < o.iters;
 }
 
@@ -1969,7 +1973,7 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	results = calloc((size_t)(o.nsizes + 1) * NTESTS, sizeof(*results));
 	if (!results)
 		die("out of memory");
-	for (i = 0; i < o.nsizes; i++) {
+	for (i = 0; i < o.nsizes && !uiw_tool_stop_signal(); i++) {
 		for (t = 0; t < NTESTS; t++) {
 			struct result *res = &results[nresults];
 
@@ -1982,6 +1986,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 			res->size = is_atomic(t) ? 8 : o.sizes[i];
 			measure(t, res);
 			nresults++;
+			if (uiw_tool_stop_signal())
+				break;
 			if (o.out == 't' && isatty(2))
 				fprintf(stderr, "  %s %zu done\n",
 					test_names[t], res->size);
@@ -2000,6 +2006,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	cl.nqp = 0;
 	check(uiw_cm_channel_destroy(ch), "uiw_cm_channel_destroy");
 	side_free(&cl);
+	/* Figures cut short are no figures. */
+	uiw_tool_exit_if_stopped();
 
 	if (o.out == 'c')
 		print_csv();
@@ -2078,6 +2086,21 @@ static int run_server(void)
 	lfd = tcp_listen(&ss, ss_len(&ss), 1);
 	printf("uiwarp-perf: server listening on port %u\n", sock_port(lfd));
 	fflush(stdout);
+	/* Until a client comes a signal ends the server at once; once one
+	 * has, the session runs to its end (the client decides when), under
+	 * the deadline of tool_util.h. */
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = lfd, .events = POLLIN },
+			{ .fd = uiw_tool_stop_fd(), .events = POLLIN },
+		};
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		uiw_tool_exit_if_stopped();
+		if (pfd[0].revents)
+			break;
+	}
 	memset(&c, 0, sizeof(c));
 	c.fd = accept(lfd, NULL, NULL);
 	if (c.fd < 0)
@@ -2412,6 +2435,8 @@ int main(int argc, char **argv)
 
 	uiw_tool_name = "uiwarp-perf";
 	parse(argc, argv);
+	/* Before any thread starts: they inherit the signal mask. */
+	uiw_tool_signals_init("peer did not answer");
 	if (o.role == 's')
 		return run_server();
 	if (o.role == 'l')

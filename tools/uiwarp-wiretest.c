@@ -281,7 +281,6 @@ int main(int argc, char **argv)
 	struct uiw_tool_listener l;
 	struct uiw_tool_end c, s;
 	struct uiw_device *sdev;
-	char line[64];
 	static const size_t sizes[] = { 0, 1, 5, 100, 1000, 4096, 16000,
 					65537, 100000 };
 
@@ -310,6 +309,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Before the devices start their threads: they inherit the mask. */
+	uiw_tool_signals_init(NULL);
 	/* The server device holds the listener for both connections. */
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	end_init(&s, "server", sdev);
@@ -317,8 +318,8 @@ int main(int argc, char **argv)
 	uiw_tool_listen(&l, sdev, AF_INET, port, 4);
 	printf("port %u\n", l.port);
 	fflush(stdout);
-	if (wait_stdin && !fgets(line, sizeof(line), stdin))
-		die("stdin closed before the go-ahead");
+	if (wait_stdin)
+		uiw_tool_wait_line();
 
 	connect_ends(&c, &s, &l, crc, markers);
 	printf("mulpdu %u\n", c.attr.mulpdu);
@@ -372,6 +373,9 @@ int main(int argc, char **argv)
 	uiw_tool_listen_close(&l);
 	check(uiw_device_close(sdev), "uiw_device_close");
 
+	/* The session is short and runs to its end; a signal meanwhile
+	 * still ends the program with its status, not with "ok". */
+	uiw_tool_exit_if_stopped();
 	printf("messages");
 	for (i = 0; i < RDMAP_NOPS; i++)
 		printf(" %s=%u", rdmap_names[i], counts[i]);
