@@ -1,6 +1,6 @@
 /*
  * uiwarp-faultproxy: the fault-injecting TCP proxy of the tests
- * (tests/faultproxy/faultproxy.h) as a program, for shell tests.
+ * (tools/lib/faultproxy.h) as a program, for shell tests.
  *
  *   uiwarp-faultproxy -t ADDR:PORT [-e COMMAND]... [-n COUNT]
  *
@@ -30,12 +30,19 @@
  *
  * Waits give up after MS milliseconds (default 30000) with "error".
  */
-#include "../tests/faultproxy/faultproxy.c"
-
+#include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "faultproxy.h"
 #include "tool_util.h"
 
 #define CMD_MAX		512
@@ -57,6 +64,13 @@ static void usage(FILE *to)
 		"  clear DIR | wait DIR OFF [MS] | waitclosed N [MS] | stats |"
 		" quit\n"
 		"DIR: c2s (client to target) or s2c\n");
+}
+
+/* A number the proxy's API cannot take: the API's own answer to one. */
+static int einval(void)
+{
+	errno = EINVAL;
+	return -1;
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -215,10 +229,10 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 		print_stats(fp, out);
 		return CMD_OK;
 	} else if (strcmp(name, "split") == 0) {
-		rc = num[0] > SIZE_MAX ? fp_einval() :
+		rc = num[0] > SIZE_MAX ? einval() :
 		     uiw_fp_split(fp, dir, (size_t)num[0]);
 	} else if (strcmp(name, "delay") == 0) {
-		rc = num[0] > UINT32_MAX ? fp_einval() :
+		rc = num[0] > UINT32_MAX ? einval() :
 		     uiw_fp_delay(fp, dir, (unsigned int)num[0]);
 	} else if (strcmp(name, "stall") == 0) {
 		rc = uiw_fp_stall(fp, dir, num[0]);
@@ -229,7 +243,7 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 	} else if (strcmp(name, "shut") == 0) {
 		rc = uiw_fp_shut(fp, dir, num[0]);
 	} else if (strcmp(name, "flip") == 0) {
-		rc = num[1] > 7 ? fp_einval() :
+		rc = num[1] > 7 ? einval() :
 		     uiw_fp_flip(fp, dir, num[0], (unsigned int)num[1]);
 	} else if (strcmp(name, "clear") == 0) {
 		struct uiw_fp_faults f;
@@ -240,7 +254,7 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 		rc = uiw_fp_wait_offset(fp, dir, num[0],
 					wait_ms(nums, num, 1));
 	} else if (strcmp(name, "waitclosed") == 0) {
-		rc = num[0] > UINT32_MAX ? fp_einval() :
+		rc = num[0] > UINT32_MAX ? einval() :
 		     uiw_fp_wait_closed(fp, (unsigned int)num[0],
 					wait_ms(nums, num, 1));
 	}
