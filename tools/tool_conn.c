@@ -5,8 +5,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +225,69 @@ int uiw_tool_get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
 		if (nfd == 2 && (pfd[1].revents & POLLIN))
 			return 0;
 	}
+}
+
+int uiw_tool_spin_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		      int extra_fd, const char *who)
+{
+	double t0 = 0;
+	unsigned spins = 0;
+	int rc;
+
+	for (;;) {
+		rc = uiw_cq_poll(cq, n, wc);
+		uiw_tool_check(rc, "uiw_cq_poll");
+		if (rc > 0)
+			return rc;
+		if (extra_fd >= 0 && (++spins & 63) == 0)
+			return 0;
+		sched_yield();
+		/* The clock is read seldom: it costs more than a poll. */
+		if ((spins & 4095) == 4095) {
+			if (t0 == 0)
+				t0 = uiw_tool_now();
+			else if (uiw_tool_now() - t0 >
+				 UIW_TOOL_TIMEOUT_MS / 1000.0)
+				uiw_tool_die("%s: no completion within %d ms",
+					     who ? who : "CQ",
+					     UIW_TOOL_TIMEOUT_MS);
+		}
+		if (extra_fd < 0)
+			spins++;
+	}
+}
+
+struct uiw_wc uiw_tool_wait_wc(struct uiw_tool_end *e)
+{
+	struct uiw_wc wc;
+
+	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
+	return wc;
+}
+
+struct uiw_wc uiw_tool_expect_wc(struct uiw_tool_end *e, uint64_t id,
+				 enum uiw_wc_opcode op)
+{
+	struct uiw_wc wc = uiw_tool_wait_wc(e);
+
+	if (wc.wr_id != id || wc.status != UIW_WC_SUCCESS || wc.opcode != op)
+		uiw_tool_die("%s: expected wr_id %" PRIu64 " opcode %d, got "
+			     "wr_id %" PRIu64 " opcode %d status %s", e->name,
+			     id, (int)op, wc.wr_id, (int)wc.opcode,
+			     uiw_wc_status_str(wc.status));
+	return wc;
+}
+
+void uiw_tool_connect_opts(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			   struct uiw_tool_listener *l, enum uiw_opt crc,
+			   enum uiw_opt markers)
+{
+	struct uiw_conn_param p;
+
+	memset(&p, 0, sizeof(p));
+	p.crc = crc;
+	p.markers = markers;
+	uiw_tool_connect_pair(c, s, l, &p);
 }
 
 void uiw_tool_post_recv(struct uiw_tool_end *e, uint64_t id, size_t off,

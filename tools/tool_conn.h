@@ -95,6 +95,24 @@ void uiw_tool_disconnect_pair(struct uiw_tool_end *c,
 int uiw_tool_get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
 		     int extra_fd, const char *who);
 
+/* The same, spinning on uiw_cq_poll (yielding the CPU after each empty
+ * poll: on a machine with few CPUs the progress threads must run); with
+ * extra_fd >= 0 it returns 0 now and then, for the caller to look at it. */
+int uiw_tool_spin_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		      int extra_fd, const char *who);
+/* One completion of e's CQ. */
+struct uiw_wc uiw_tool_wait_wc(struct uiw_tool_end *e);
+/* One completion of e's CQ, which must be a success of wr_id id and
+ * opcode op; anything else dies. */
+struct uiw_wc uiw_tool_expect_wc(struct uiw_tool_end *e, uint64_t id,
+				 enum uiw_wc_opcode op);
+
+/* uiw_tool_connect_pair with these MPA CRC and marker options and the
+ * defaults for the rest. */
+void uiw_tool_connect_opts(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			   struct uiw_tool_listener *l, enum uiw_opt crc,
+			   enum uiw_opt markers);
+
 /* One receive of len octets at e->buf + off (len 0: no SGE). */
 void uiw_tool_post_recv(struct uiw_tool_end *e, uint64_t id, size_t off,
 			size_t len);

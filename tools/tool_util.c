@@ -20,16 +20,22 @@
 
 const char *uiw_tool_name = "uiwarp";
 
+/* "<tool>: <message><tail>" on stderr, after what stdout holds. */
+static void vsay(const char *tail, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", uiw_tool_name);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "%s\n", tail);
+}
+
 void uiw_tool_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: ", uiw_tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay("", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	exit(1);
 }
 
@@ -157,6 +163,59 @@ int uiw_tool_onoff(const char *s)
 	if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no"))
 		return UIW_OPT_OFF;
 	return -1;
+}
+
+void uiw_tool_bad_usage(const char *fmt, ...)
+{
+	char tail[64];
+	va_list ap;
+
+	snprintf(tail, sizeof(tail), " (%s -h for help)", uiw_tool_name);
+	va_start(ap, fmt);
+	vsay(tail, fmt, ap);
+	va_end(ap);
+	exit(2);
+}
+
+long uiw_tool_arg_long(const char *s, long min, long max, const char *what)
+{
+	long v;
+
+	if (uiw_tool_parse_long(s, min, max, &v))
+		uiw_tool_bad_usage("bad %s '%s': give %ld to %ld", what, s, min,
+				   max);
+	return v;
+}
+
+size_t uiw_tool_arg_size(const char *s, size_t min, size_t max,
+			 const char *what)
+{
+	size_t v;
+
+	if (uiw_tool_parse_size(s, min, max, &v))
+		uiw_tool_bad_usage("bad %s '%s': a number of octets from %zu "
+				   "to %zu (suffixes k, m, g)", what, s, min,
+				   max);
+	return v;
+}
+
+double uiw_tool_arg_secs(const char *s, double max, const char *what)
+{
+	double v;
+
+	if (uiw_tool_parse_secs(s, max, &v))
+		uiw_tool_bad_usage("bad %s '%s': seconds, more than 0 and at "
+				   "most %g", what, s, max);
+	return v;
+}
+
+int uiw_tool_arg_onoff(const char *s, const char *what)
+{
+	int v = uiw_tool_onoff(s);
+
+	if (v < 0)
+		uiw_tool_bad_usage("%s takes on or off, not '%s'", what, s);
+	return v;
 }
 
 int uiw_tool_resolve(const char *host, const char *port, int family,

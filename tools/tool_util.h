@@ -53,6 +53,19 @@ int uiw_tool_parse_secs(const char *s, double max, double *out);
  * anything else: -1. */
 int uiw_tool_onoff(const char *s);
 
+/* A usage error: "<tool>: <message> (<tool> -h for help)" on stderr,
+ * exit status 2. */
+void uiw_tool_bad_usage(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+/* The same values for options, ending the program with a usage error
+ * that names what (e.g. "depth", "-c") and the range when s is not one. */
+long uiw_tool_arg_long(const char *s, long min, long max, const char *what);
+size_t uiw_tool_arg_size(const char *s, size_t min, size_t max,
+			 const char *what);
+double uiw_tool_arg_secs(const char *s, double max, const char *what);
+/* An enum uiw_opt. */
+int uiw_tool_arg_onoff(const char *s, const char *what);
+
 /* host and port (a number) to an address through uiw_resolve (family
  * AF_UNSPEC: any; passive: for listening).  On failure says why on
  * stderr and returns -1. */
@@ -91,8 +104,9 @@ int uiw_tool_stop_fd(void);
 /* "SIGINT", "SIGTERM" or "signal N". */
 const char *uiw_tool_signal_name(int signo);
 /* Waits for a line on stdin (the go-ahead of a test that drives the
- * tool); for the first read of stdin only.  Dies when stdin ends first; a signal meanwhile ends the program
- * as uiw_tool_exit_if_stopped() does. */
+ * tool); for the first read of stdin only.  Dies when stdin ends first;
+ * a signal meanwhile ends the program as uiw_tool_exit_if_stopped()
+ * does. */
 void uiw_tool_wait_line(void);
 /* When a signal has asked for the end: "<tool>: stopped by SIGTERM" on
  * stderr and exit(128 + its number).  Else nothing. */

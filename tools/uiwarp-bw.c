@@ -458,24 +458,6 @@ static void usage(void)
 	exit(2);
 }
 
-static size_t parse_size(const char *s)
-{
-	size_t v;
-
-	if (uiw_tool_parse_size(s, 1, 64u << 20, &v))
-		usage();
-	return v;
-}
-
-static enum uiw_opt onoff(const char *s)
-{
-	int v = uiw_tool_onoff(s);
-
-	if (v < 0)
-		usage();
-	return (enum uiw_opt)v;
-}
-
 /* -v: a line before each measurement (a test waits for it). */
 static void say_measuring(const char *test, size_t size)
 {
@@ -494,8 +476,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:s:d:o:c:m:vh")) != -1) {
 		switch (opt) {
 		case 't':
-			if (uiw_tool_parse_secs(optarg, 3600, &duration))
-				usage();
+			duration = uiw_tool_arg_secs(optarg, 3600, "-t");
 			break;
 		case 's':
 			nsizes = 0;
@@ -503,19 +484,15 @@ int main(int argc, char **argv)
 			     tok = strtok_r(NULL, ",", &save)) {
 				if (nsizes == MAX_SIZES)
 					usage();
-				sizes[nsizes++] = parse_size(tok);
+				sizes[nsizes++] = uiw_tool_arg_size(tok, 1,
+							64u << 20, "size");
 			}
 			if (!nsizes)
 				usage();
 			break;
-		case 'd': {
-			long v;
-
-			if (uiw_tool_parse_long(optarg, 1, 1024, &v))
-				usage();
-			depth = (int)v;
+		case 'd':
+			depth = (int)uiw_tool_arg_long(optarg, 1, 1024, "depth");
 			break;
-		}
 		case 'o':
 			do_tcp = do_write = do_send = 0;
 			for (tok = strtok_r(optarg, ",", &save); tok;
@@ -531,10 +508,10 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			opt_crc = onoff(optarg);
+			opt_crc = uiw_tool_arg_onoff(optarg, "-c");
 			break;
 		case 'm':
-			opt_markers = onoff(optarg);
+			opt_markers = uiw_tool_arg_onoff(optarg, "-m");
 			break;
 		case 'v':
 			verbose = 1;

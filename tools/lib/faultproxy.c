@@ -1,6 +1,7 @@
 /*
  * A fault-injecting TCP proxy for tests and uiwarp-faultproxy: see
- * faultproxy.h for what it does.  One thread per proxy, non-blocking sockets, one poll(2) loop.
+ * faultproxy.h for what it does.  One thread per proxy, non-blocking
+ * sockets, one poll(2) loop.
  * The thread holds the proxy's mutex except while it sleeps in poll();
  * the API takes the same mutex, changes the state and wakes the thread
  * through an eventfd, so every change takes effect at the next round.
