@@ -5,99 +5,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-const char *uiw_tool_name = "uiwarp";
-
-void uiw_tool_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", uiw_tool_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-void uiw_tool_check(int rc, const char *what)
-{
-	if (rc < 0)
-		uiw_tool_die("%s: %s (%s)", what, strerror(-rc),
-			     uiw_last_error());
-}
-
-void *uiw_tool_check_ptr(void *p, const char *what)
-{
-	if (!p)
-		uiw_tool_die("%s: %s (%s)", what, strerror(errno),
-			     uiw_last_error());
-	return p;
-}
-
-double uiw_tool_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void *uiw_tool_alloc(size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 4096, len ? len : 1))
-		uiw_tool_die("out of memory (%zu octets)", len);
-	memset(p, 0, len);
-	return p;
-}
-
-/* One step of the xorshift32 generator of the pattern. */
-static uint8_t pattern_next(uint32_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return (uint8_t)*x;
-}
-
-void uiw_tool_fill(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = pattern_next(&x);
-}
-
-size_t uiw_tool_mismatch(const uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i] != pattern_next(&x))
-			return i;
-	return n;
-}
-
-int uiw_tool_onoff(const char *s)
-{
-	if (!strcmp(s, "on"))
-		return UIW_OPT_ON;
-	if (!strcmp(s, "off"))
-		return UIW_OPT_OFF;
-	return -1;
-}
 
 void uiw_tool_wait_event(struct uiw_cm_channel *ch, enum uiw_cm_event_type t,
 			 struct uiw_cm_event *out)
@@ -309,6 +225,69 @@ int uiw_tool_get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
 		if (nfd == 2 && (pfd[1].revents & POLLIN))
 			return 0;
 	}
+}
+
+int uiw_tool_spin_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		      int extra_fd, const char *who)
+{
+	double t0 = 0;
+	unsigned spins = 0;
+	int rc;
+
+	for (;;) {
+		rc = uiw_cq_poll(cq, n, wc);
+		uiw_tool_check(rc, "uiw_cq_poll");
+		if (rc > 0)
+			return rc;
+		if (extra_fd >= 0 && (++spins & 63) == 0)
+			return 0;
+		sched_yield();
+		/* The clock is read seldom: it costs more than a poll. */
+		if ((spins & 4095) == 4095) {
+			if (t0 == 0)
+				t0 = uiw_tool_now();
+			else if (uiw_tool_now() - t0 >
+				 UIW_TOOL_TIMEOUT_MS / 1000.0)
+				uiw_tool_die("%s: no completion within %d ms",
+					     who ? who : "CQ",
+					     UIW_TOOL_TIMEOUT_MS);
+		}
+		if (extra_fd < 0)
+			spins++;
+	}
+}
+
+struct uiw_wc uiw_tool_wait_wc(struct uiw_tool_end *e)
+{
+	struct uiw_wc wc;
+
+	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
+	return wc;
+}
+
+struct uiw_wc uiw_tool_expect_wc(struct uiw_tool_end *e, uint64_t id,
+				 enum uiw_wc_opcode op)
+{
+	struct uiw_wc wc = uiw_tool_wait_wc(e);
+
+	if (wc.wr_id != id || wc.status != UIW_WC_SUCCESS || wc.opcode != op)
+		uiw_tool_die("%s: expected wr_id %" PRIu64 " opcode %d, got "
+			     "wr_id %" PRIu64 " opcode %d status %s", e->name,
+			     id, (int)op, wc.wr_id, (int)wc.opcode,
+			     uiw_wc_status_str(wc.status));
+	return wc;
+}
+
+void uiw_tool_connect_opts(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			   struct uiw_tool_listener *l, enum uiw_opt crc,
+			   enum uiw_opt markers)
+{
+	struct uiw_conn_param p;
+
+	memset(&p, 0, sizeof(p));
+	p.crc = crc;
+	p.markers = markers;
+	uiw_tool_connect_pair(c, s, l, &p);
 }
 
 void uiw_tool_post_recv(struct uiw_tool_end *e, uint64_t id, size_t off,

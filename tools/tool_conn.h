@@ -1,12 +1,11 @@
 /*
- * What the uiwarp tools share: error exits, clocks, test patterns, and
- * the setup of an end (device, PD, CQ, QP, registered buffer) and of a
- * connection between two ends through the connection manager.
+ * What the uiwarp tools share about uiwarp itself: the setup of an end
+ * (device, PD, CQ, QP, registered buffer), of a connection between two
+ * ends through the connection manager, and the waits for events and
+ * completions.  The rest they share is in tool_util.h.
  *
  * Every function here either succeeds or ends the program with a message
- * that names the tool, the call that failed and uiw_last_error(): the
- * tools are short programs whose only answer to a failure is to say what
- * it was.  Set uiw_tool_name before the first call.
+ * that names the tool, the call that failed and uiw_last_error().
  */
 #ifndef UIWARP_TOOL_CONN_H
 #define UIWARP_TOOL_CONN_H
@@ -17,34 +16,12 @@
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
 
+#include "tool_util.h"
+
 #define UIW_TOOL_TIMEOUT_MS 30000
 #define UIW_TOOL_ACC_RW (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
 			 UIW_ACCESS_REMOTE_READ)
 #define UIW_TOOL_ACC_ALL (UIW_TOOL_ACC_RW | UIW_ACCESS_REMOTE_ATOMIC)
-
-/* The program's name, the prefix of every message. */
-extern const char *uiw_tool_name;
-
-void uiw_tool_die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-/* rc < 0: dies with "what: strerror(-rc) (uiw_last_error())". */
-void uiw_tool_check(int rc, const char *what);
-/* p == NULL: dies with "what: strerror(errno) (uiw_last_error())". */
-void *uiw_tool_check_ptr(void *p, const char *what);
-
-/* CLOCK_MONOTONIC in seconds. */
-double uiw_tool_now(void);
-/* len octets, page aligned, zeroed; dies when out of memory. */
-void *uiw_tool_alloc(size_t len);
-
-/* A pseudo-random pattern (xorshift32) determined by seed. */
-void uiw_tool_fill(uint8_t *p, size_t n, uint32_t seed);
-/* Offset of the first octet that differs from uiw_tool_fill's pattern
- * for seed, or n when all of them match. */
-size_t uiw_tool_mismatch(const uint8_t *p, size_t n, uint32_t seed);
-
-/* "on" / "off" to UIW_OPT_ON / UIW_OPT_OFF; anything else: -1. */
-int uiw_tool_onoff(const char *s);
 
 /* Waits for an event of type t on ch (a TIMEWAIT_EXIT before it is
  * skipped); any other event, or none within UIW_TOOL_TIMEOUT_MS, dies. */
@@ -117,6 +94,24 @@ void uiw_tool_disconnect_pair(struct uiw_tool_end *c,
  * UIW_TOOL_TIMEOUT_MS dies, naming who. */
 int uiw_tool_get_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
 		     int extra_fd, const char *who);
+
+/* The same, spinning on uiw_cq_poll (yielding the CPU after each empty
+ * poll: on a machine with few CPUs the progress threads must run); with
+ * extra_fd >= 0 it returns 0 now and then, for the caller to look at it. */
+int uiw_tool_spin_wcs(struct uiw_cq *cq, struct uiw_wc *wc, int n,
+		      int extra_fd, const char *who);
+/* One completion of e's CQ. */
+struct uiw_wc uiw_tool_wait_wc(struct uiw_tool_end *e);
+/* One completion of e's CQ, which must be a success of wr_id id and
+ * opcode op; anything else dies. */
+struct uiw_wc uiw_tool_expect_wc(struct uiw_tool_end *e, uint64_t id,
+				 enum uiw_wc_opcode op);
+
+/* uiw_tool_connect_pair with these MPA CRC and marker options and the
+ * defaults for the rest. */
+void uiw_tool_connect_opts(struct uiw_tool_end *c, struct uiw_tool_end *s,
+			   struct uiw_tool_listener *l, enum uiw_opt crc,
+			   enum uiw_opt markers);
 
 /* One receive of len octets at e->buf + off (len 0: no SGE). */
 void uiw_tool_post_recv(struct uiw_tool_end *e, uint64_t id, size_t off,

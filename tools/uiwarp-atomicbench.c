@@ -79,39 +79,7 @@ static void end_init(struct uiw_tool_end *e, const char *name,
 	uiw_tool_end_init(e, name, &cfg);
 }
 
-static void connect_ends(struct uiw_tool_end *c, struct uiw_tool_end *s,
-			 struct uiw_tool_listener *l, enum uiw_opt crc,
-			 enum uiw_opt markers)
-{
-	struct uiw_conn_param p;
-
-	memset(&p, 0, sizeof(p));
-	p.crc = crc;
-	p.markers = markers;
-	uiw_tool_connect_pair(c, s, l, &p);
-}
-
 /* ---- Work requests ------------------------------------------------------- */
-
-static struct uiw_wc wait_wc(struct uiw_tool_end *e)
-{
-	struct uiw_wc wc;
-
-	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
-	return wc;
-}
-
-static struct uiw_wc expect(struct uiw_tool_end *e, uint64_t id, int op)
-{
-	struct uiw_wc wc = wait_wc(e);
-
-	if (wc.wr_id != id || wc.status != UIW_WC_SUCCESS ||
-	    (int)wc.opcode != op)
-		die("%s: expected wr_id %" PRIu64 " opcode %d, got wr_id %"
-		    PRIu64 " opcode %d status %s", e->name, id, op, wc.wr_id,
-		    (int)wc.opcode, uiw_wc_status_str(wc.status));
-	return wc;
-}
 
 /* One send WR with at most one SGE (len 0: none). */
 static void post(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
@@ -198,7 +166,7 @@ static void wire_atomic(struct uiw_tool_end *a, struct uiw_tool_end *b, enum uiw
 	put64(a, 0, ~orig);
 	post(a, id, op, masked ? UIW_SEND_ATOMIC_MASKED : 0, 0, 8, b, off, ca,
 	     swap, cam, sm, 0);
-	expect(a, id, op == UIW_WR_ATOMIC_FETCH_ADD ? UIW_WC_FETCH_ADD
+	uiw_tool_expect_wc(a, id, op == UIW_WR_ATOMIC_FETCH_ADD ? UIW_WC_FETCH_ADD
 						    : UIW_WC_CMP_SWP);
 	if (get64(a, 0) != orig || get64(b, off) != want)
 		die("atomic %" PRIu64 ": original 0x%" PRIx64 " (expected 0x%"
@@ -226,8 +194,8 @@ static void wire_imm(struct uiw_tool_end *a, struct uiw_tool_end *b, bool se, bo
 	post(a, id, write ? UIW_WR_RDMA_WRITE_WITH_IMM : UIW_WR_IMMEDIATE,
 	     se ? UIW_SEND_SOLICITED : 0, 4096, wlen, write ? b : NULL, 65536,
 	     0, 0, 0, 0, imm);
-	expect(a, id, write ? UIW_WC_RDMA_WRITE : UIW_WC_SEND);
-	wc = expect(b, id, UIW_WC_RECV_RDMA_WITH_IMM);
+	uiw_tool_expect_wc(a, id, write ? UIW_WC_RDMA_WRITE : UIW_WC_SEND);
+	wc = uiw_tool_expect_wc(b, id, UIW_WC_RECV_RDMA_WITH_IMM);
 	if (wc.imm_data != imm || !(wc.flags & UIW_WC_F_WITH_IMM) ||
 	    !!(wc.flags & UIW_WC_F_SOLICITED) != se)
 		die("Immediate Data %" PRIu64 ": imm 0x%" PRIx64 " flags %#x",
@@ -254,7 +222,7 @@ static void wire_read(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len
 	memset(a->buf + 131072, 0, len);
 	post(a, id, UIW_WR_RDMA_READ, 0, 131072, len, b, 131072, 0, 0, 0, 0,
 	     0);
-	expect(a, id, UIW_WC_RDMA_READ);
+	uiw_tool_expect_wc(a, id, UIW_WC_RDMA_READ);
 	if (memcmp(a->buf + 131072, b->buf + 131072, len))
 		die("Read %" PRIu64 ": data differs", id);
 	counts[OP_READ_REQ]++;
@@ -268,8 +236,8 @@ static void wire_send(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len
 
 	uiw_tool_post_recv(b, id, 8192, 4096);
 	post(a, id, UIW_WR_SEND, 0, 8192, len, NULL, 0, 0, 0, 0, 0, 0);
-	expect(a, id, UIW_WC_SEND);
-	wc = expect(b, id, UIW_WC_RECV);
+	uiw_tool_expect_wc(a, id, UIW_WC_SEND);
+	wc = uiw_tool_expect_wc(b, id, UIW_WC_RECV);
 	if (wc.byte_len != len)
 		die("Send of %zu octets received as %u", len, wc.byte_len);
 	counts[OP_SEND]++;
@@ -319,7 +287,6 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	struct uiw_pd *spd, *cpd;
 	struct uiw_tool_listener l;
 	struct uiw_tool_end c, s;
-	char line[64];
 	int i;
 
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
@@ -329,12 +296,12 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	uiw_tool_listen(&l, sdev, AF_INET, port, MAX_QPS);
 	printf("port %u\n", l.port);
 	fflush(stdout);
-	if (wait_stdin && !fgets(line, sizeof(line), stdin))
-		die("stdin closed before the go-ahead");
+	if (wait_stdin)
+		uiw_tool_wait_line();
 
 	end_init(&s, "server", sdev, spd, 16);
 	end_init(&c, "client", cdev, cpd, 16);
-	connect_ends(&c, &s, &l, crc, markers);
+	uiw_tool_connect_opts(&c, &s, &l, crc, markers);
 	wire_session(&c, &s);
 	uiw_tool_disconnect_pair(&c, &l);
 	uiw_tool_end_free(&c);
@@ -348,13 +315,13 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 
 		end_init(&s, "server", sdev, spd, 16);
 		end_init(&c, "client", cdev, cpd, 16);
-		connect_ends(&c, &s, &l, crc, markers);
+		uiw_tool_connect_opts(&c, &s, &l, crc, markers);
 		put64(&s, 0, 7);
 		post(&c, 1, UIW_WR_ATOMIC_CMP_SWP, 0, 0, 8, &s, 4, 0, 1, 0, 0,
 		     0);
 		counts[OP_ATOMIC_REQ]++;
 		counts[OP_TERMINATE]++;
-		wc = wait_wc(&c);
+		wc = uiw_tool_wait_wc(&c);
 		if (wc.status != UIW_WC_REM_OP_ERR ||
 		    wc.term.origin != UIW_TERM_REMOTE ||
 		    wc.term.layer != 0 || wc.term.etype != 2 ||
@@ -374,6 +341,9 @@ static int wire_main(enum uiw_opt crc, enum uiw_opt markers, int wait_stdin,
 	check(uiw_pd_free(cpd), "uiw_pd_free");
 	check(uiw_device_close(cdev), "uiw_device_close");
 	check(uiw_device_close(sdev), "uiw_device_close");
+	/* The session is short and runs to its end; a signal meanwhile
+	 * still ends the program with its status, not with "ok". */
+	uiw_tool_exit_if_stopped();
 	printf("messages");
 	for (i = 0; i < NOPS; i++)
 		printf(" %s=%u", op_names[i], counts[i]);
@@ -394,14 +364,6 @@ struct worker {
 	double elapsed;
 };
 
-/* Up to max completions; blocks on the CQ's fd until there is one
- * (busy-polling threads would take the CPUs from the progress threads
- * that move the data). */
-static int get_wcs(struct uiw_tool_end *e, struct uiw_wc *wc, int max)
-{
-	return uiw_tool_get_wcs(e->cq, wc, max, -1, e->name);
-}
-
 /* Keeps depth operations outstanding for secs. */
 static void *run_worker(void *arg)
 {
@@ -415,7 +377,7 @@ static void *run_worker(void *arg)
 	t0 = now_s();
 	end = t0 + w->secs;
 	for (;;) {
-		bool more = now_s() < end;
+		bool more = now_s() < end && !uiw_tool_stop_signal();
 
 		while (more && posted - w->done < (uint64_t)w->depth) {
 			post(w->e, posted, w->op, 0, 8 * (posted % 64),
@@ -425,7 +387,9 @@ static void *run_worker(void *arg)
 		}
 		if (!more && posted == w->done)
 			break;
-		n = get_wcs(w->e, wc, 32);
+		/* Sleeping on the CQ's fd: busy-polling threads would
+		 * take the CPUs from the progress threads. */
+		n = uiw_tool_get_wcs(w->e->cq, wc, 32, -1, w->e->name);
 		for (i = 0; i < n; i++)
 			if (wc[i].status != UIW_WC_SUCCESS)
 				die("%s: %s", w->e->name,
@@ -502,7 +466,9 @@ static void latency(struct uiw_tool_end *c, struct uiw_tool_end *s, int iters, d
 
 		post(c, (uint64_t)i, op, 0, 0,
 		     op == UIW_WR_RDMA_READ ? 0 : 8, s, 0, 1, 0, 0, 0, 0);
-		get_wcs(c, &wc, 1);
+		uiw_tool_get_wcs(c->cq, &wc, 1, -1, c->name);
+		if (uiw_tool_stop_signal())
+			break;
 		if (wc.status != UIW_WC_SUCCESS || wc.wr_id != (uint64_t)i)
 			die("latency: %s", uiw_wc_status_str(wc.status));
 		(i & 1 ? rd : fa)[i / 2] = (now_s() - t0) * 1e6;
@@ -518,7 +484,7 @@ static void bench_connect(struct bench *b, int nqp)
 		snprintf(name, sizeof(name), "client %d", i);
 		end_init(&b->s[i], "server", b->sdev, b->spd, b->depth);
 		end_init(&b->c[i], strdup(name), b->cdev, b->cpd, b->depth);
-		connect_ends(&b->c[i], &b->s[i], &b->l, b->crc, UIW_OPT_OFF);
+		uiw_tool_connect_opts(&b->c[i], &b->s[i], &b->l, b->crc, UIW_OPT_OFF);
 		b->nqp = i + 1;
 	}
 }
@@ -567,6 +533,7 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 		row("read_0", qps[i], depth, r, r);
 		row("fetch_add", qps[i], depth, f, r);
 		fflush(stdout);
+		uiw_tool_exit_if_stopped();
 	}
 	if (get64(&b->s[0], 0) != fadds)
 		die("the word holds %" PRIu64 " after %" PRIu64 " FetchAdds "
@@ -578,6 +545,7 @@ static int bench_main(enum uiw_opt crc, double secs, int depth,
 		die("out of memory");
 	put64(&b->s[0], 0, 0);
 	latency(&b->c[0], &b->s[0], iters, fa, rd);
+	uiw_tool_exit_if_stopped();
 	for (i = 0; i < iters; i++) {
 		fsum += fa[i];
 		rsum += rd[i];
@@ -636,15 +604,6 @@ static void usage(void)
 	exit(2);
 }
 
-static enum uiw_opt onoff(const char *s)
-{
-	int v = uiw_tool_onoff(s);
-
-	if (v < 0)
-		usage();
-	return (enum uiw_opt)v;
-}
-
 int main(int argc, char **argv)
 {
 	enum uiw_opt crc = UIW_OPT_ON, markers = UIW_OPT_OFF;
@@ -658,39 +617,31 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:q:d:n:c:m:p:Wwh")) != -1) {
 		switch (opt) {
 		case 't':
-			secs = strtod(optarg, NULL);
-			if (!(secs > 0))
-				usage();
+			secs = uiw_tool_arg_secs(optarg, 3600, "-t");
 			break;
 		case 'q':
 			for (tok = strtok_r(optarg, ",", &save); tok && nq < 16;
 			     tok = strtok_r(NULL, ",", &save)) {
-				qps[nq] = atoi(tok);
-				if (qps[nq] < 1)
-					usage();
-				nq++;
+				qps[nq++] = (int)uiw_tool_arg_long(tok, 1, MAX_QPS,
+								   "QP count");
 			}
 			break;
 		case 'd':
-			depth = atoi(optarg);
-			if (depth < 1 || depth > 128)
-				usage();
+			depth = (int)uiw_tool_arg_long(optarg, 1, 128, "depth");
 			break;
 		case 'n':
-			iters = atoi(optarg);
-			if (iters < 1)
-				usage();
+			iters = (int)uiw_tool_arg_long(optarg, 1, 100000000,
+						       "sample count");
 			break;
 		case 'c':
-			crc = onoff(optarg);
+			crc = uiw_tool_arg_onoff(optarg, "-c");
 			break;
 		case 'm':
-			markers = onoff(optarg);
+			markers = uiw_tool_arg_onoff(optarg, "-m");
 			break;
 		case 'p':
-			port = (unsigned)strtoul(optarg, NULL, 10);
-			if (port > 65535)
-				usage();
+			port = (unsigned)uiw_tool_arg_long(optarg, 0, 65535,
+							   "port");
 			break;
 		case 'W':
 			wire = 1;
@@ -702,6 +653,10 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
+	/* Before the devices start their threads: they inherit the mask.
+	 * A signal ends a measurement early, and the program without
+	 * figures. */
+	uiw_tool_signals_init(NULL);
 	if (wire)
 		return wire_main(crc, markers, wait_stdin, port);
 	return bench_main(crc, secs, depth, qps, nq ? nq : 2, iters);

@@ -55,6 +55,7 @@ static size_t sizes[MAX_SIZES] = { 65536, 1048576 };
 static int nsizes = 2;
 static int depth = 16;
 static int do_tcp = 1, do_write = 1, do_send = 1;
+static int verbose;
 static enum uiw_opt opt_crc = UIW_OPT_DEFAULT;
 static enum uiw_opt opt_markers = UIW_OPT_DEFAULT;
 
@@ -75,7 +76,7 @@ static void *tcp_writer_main(void *arg)
 	size_t off;
 	ssize_t n;
 
-	while (now_s() < w->end) {
+	while (now_s() < w->end && !uiw_tool_stop_signal()) {
 		for (off = 0; off < w->size; off += (size_t)n) {
 			n = write(w->fd, w->buf + off, w->size - off);
 			if (n < 0) {
@@ -288,7 +289,7 @@ static double run_write(size_t size)
 			check_wc(&wc[i]);
 			outstanding--;
 			done++;
-			if (now_s() < end) {
+			if (now_s() < end && !uiw_tool_stop_signal()) {
 				size_t slot = (size_t)wc[i].wr_id * size;
 
 				post(&cli, wc[i].wr_id, UIW_WR_RDMA_WRITE, slot,
@@ -388,7 +389,7 @@ static double run_send(size_t size)
 	start = now_s();
 	end = start + duration;
 	for (;;) {
-		int more = now_s() < end;
+		int more = now_s() < end && !uiw_tool_stop_signal();
 
 		/* RFC 5040 §5.3: a Send without a posted receive ends the
 		 * stream, so never have more in flight than buffers. */
@@ -444,37 +445,25 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: uiwarp-bw [-t seconds] [-s size,...] [-d depth] "
-		"[-o tcp,write,send] [-c on|off] [-m on|off]\n"
+		"[-o tcp,write,send] [-c on|off] [-m on|off] [-v]\n"
 		"  -t  seconds per measurement (default 2)\n"
 		"  -s  message sizes, suffixes k and m (default 64k,1m)\n"
 		"  -d  work requests outstanding (default 16)\n"
 		"  -o  what to measure (default tcp,write,send)\n"
 		"  -c  MPA CRC (default: the library's, on)\n"
-		"  -m  MPA markers in both directions (default off)\n");
+		"  -m  MPA markers in both directions (default off)\n"
+		"  -v  say on stderr what is being measured\n"
+		"A signal (SIGINT, SIGTERM) ends the measurement under way "
+		"early and\nthe program without figures.\n");
 	exit(2);
 }
 
-static size_t parse_size(const char *s)
+/* -v: a line before each measurement (a test waits for it). */
+static void say_measuring(const char *test, size_t size)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (*end == 'k' || *end == 'K')
-		v *= 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		v *= 1024 * 1024, end++;
-	if (*end || v == 0 || v > 64ull * 1024 * 1024)
-		usage();
-	return (size_t)v;
-}
-
-static enum uiw_opt onoff(const char *s)
-{
-	int v = uiw_tool_onoff(s);
-
-	if (v < 0)
-		usage();
-	return (enum uiw_opt)v;
+	if (verbose)
+		fprintf(stderr, "uiwarp-bw: measuring %s at %zu octets for "
+			"%.1f s\n", test, size, duration);
 }
 
 int main(int argc, char **argv)
@@ -484,12 +473,10 @@ int main(int argc, char **argv)
 	int opt, i;
 
 	uiw_tool_name = "uiwarp-bw";
-	while ((opt = getopt(argc, argv, "t:s:d:o:c:m:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:d:o:c:m:vh")) != -1) {
 		switch (opt) {
 		case 't':
-			duration = strtod(optarg, NULL);
-			if (!(duration > 0 && duration < 3600))
-				usage();
+			duration = uiw_tool_arg_secs(optarg, 3600, "-t");
 			break;
 		case 's':
 			nsizes = 0;
@@ -497,15 +484,14 @@ int main(int argc, char **argv)
 			     tok = strtok_r(NULL, ",", &save)) {
 				if (nsizes == MAX_SIZES)
 					usage();
-				sizes[nsizes++] = parse_size(tok);
+				sizes[nsizes++] = uiw_tool_arg_size(tok, 1,
+							64u << 20, "size");
 			}
 			if (!nsizes)
 				usage();
 			break;
 		case 'd':
-			depth = atoi(optarg);
-			if (depth < 1 || depth > 1024)
-				usage();
+			depth = (int)uiw_tool_arg_long(optarg, 1, 1024, "depth");
 			break;
 		case 'o':
 			do_tcp = do_write = do_send = 0;
@@ -522,10 +508,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			opt_crc = onoff(optarg);
+			opt_crc = uiw_tool_arg_onoff(optarg, "-c");
 			break;
 		case 'm':
-			opt_markers = onoff(optarg);
+			opt_markers = uiw_tool_arg_onoff(optarg, "-m");
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		default:
 			usage();
@@ -536,13 +525,24 @@ int main(int argc, char **argv)
 		if (sizes[i] > max_size)
 			max_size = sizes[i];
 
+	/* Before the devices start their threads: they inherit the mask. */
+	uiw_tool_signals_init(NULL);
 	for (i = 0; i < nsizes; i++) {
-		if (do_tcp)
+		if (do_tcp) {
+			say_measuring("tcp", sizes[i]);
 			tcp[i] = run_tcp(sizes[i]);
-		if (do_write)
+			uiw_tool_exit_if_stopped();
+		}
+		if (do_write) {
+			say_measuring("rdma_write", sizes[i]);
 			wr[i] = run_write(sizes[i]);
-		if (do_send)
+			uiw_tool_exit_if_stopped();
+		}
+		if (do_send) {
+			say_measuring("send", sizes[i]);
 			sd[i] = run_send(sizes[i]);
+			uiw_tool_exit_if_stopped();
+		}
 	}
 
 	printf("uiwarp-bw: 127.0.0.1, %.1f s per test, depth %d", duration,

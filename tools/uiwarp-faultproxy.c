@@ -1,6 +1,6 @@
 /*
  * uiwarp-faultproxy: the fault-injecting TCP proxy of the tests
- * (tests/faultproxy/faultproxy.h) as a program, for shell tests.
+ * (tools/lib/faultproxy.h) as a program, for shell tests.
  *
  *   uiwarp-faultproxy -t ADDR:PORT [-e COMMAND]... [-n COUNT]
  *
@@ -30,12 +30,20 @@
  *
  * Waits give up after MS milliseconds (default 30000) with "error".
  */
-#include "../tests/faultproxy/faultproxy.c"
-
+#include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
-#include <sys/signalfd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faultproxy.h"
+#include "tool_util.h"
 
 #define CMD_MAX		512
 #define WAIT_DEFAULT_MS	30000
@@ -56,6 +64,13 @@ static void usage(FILE *to)
 		"  clear DIR | wait DIR OFF [MS] | waitclosed N [MS] | stats |"
 		" quit\n"
 		"DIR: c2s (client to target) or s2c\n");
+}
+
+/* A number the proxy's API cannot take: the API's own answer to one. */
+static int einval(void)
+{
+	errno = EINVAL;
+	return -1;
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -214,10 +229,10 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 		print_stats(fp, out);
 		return CMD_OK;
 	} else if (strcmp(name, "split") == 0) {
-		rc = num[0] > SIZE_MAX ? fp_einval() :
+		rc = num[0] > SIZE_MAX ? einval() :
 		     uiw_fp_split(fp, dir, (size_t)num[0]);
 	} else if (strcmp(name, "delay") == 0) {
-		rc = num[0] > UINT32_MAX ? fp_einval() :
+		rc = num[0] > UINT32_MAX ? einval() :
 		     uiw_fp_delay(fp, dir, (unsigned int)num[0]);
 	} else if (strcmp(name, "stall") == 0) {
 		rc = uiw_fp_stall(fp, dir, num[0]);
@@ -228,7 +243,7 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 	} else if (strcmp(name, "shut") == 0) {
 		rc = uiw_fp_shut(fp, dir, num[0]);
 	} else if (strcmp(name, "flip") == 0) {
-		rc = num[1] > 7 ? fp_einval() :
+		rc = num[1] > 7 ? einval() :
 		     uiw_fp_flip(fp, dir, num[0], (unsigned int)num[1]);
 	} else if (strcmp(name, "clear") == 0) {
 		struct uiw_fp_faults f;
@@ -239,7 +254,7 @@ static int run_command(struct uiw_fp *fp, char *line, FILE *out,
 		rc = uiw_fp_wait_offset(fp, dir, num[0],
 					wait_ms(nums, num, 1));
 	} else if (strcmp(name, "waitclosed") == 0) {
-		rc = num[0] > UINT32_MAX ? fp_einval() :
+		rc = num[0] > UINT32_MAX ? einval() :
 		     uiw_fp_wait_closed(fp, (unsigned int)num[0],
 					wait_ms(nums, num, 1));
 	}
@@ -274,7 +289,7 @@ int main(int argc, char **argv)
 	socklen_t tlen = 0, llen;
 	const char *cmds[MAX_E];
 	char host[INET6_ADDRSTRLEN];
-	int ncmds = 0, opt, sfd, rc, status = 0;
+	int ncmds = 0, opt, rc, status = 0;
 	uint64_t count = 0;
 	struct closer closer;
 	pthread_t closer_thread;
@@ -282,7 +297,6 @@ int main(int argc, char **argv)
 	bool have_target = false, stdin_open = true, run = true;
 	char buf[CMD_MAX];
 	size_t have = 0;
-	sigset_t sigs;
 
 	while ((opt = getopt(argc, argv, "t:e:n:h")) != -1) {
 		switch (opt) {
@@ -323,18 +337,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* Signals are read from a signalfd; every thread blocks them. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigdelset(&sigs, SIGPIPE);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-	if (sfd < 0) {
-		perror("uiwarp-faultproxy: signalfd");
-		return 1;
-	}
+	/* Before the proxy's thread starts: it inherits the mask.  The
+	 * orderly end (halting the proxy) has the deadline of tool_util.h. */
+	uiw_tool_name = "uiwarp-faultproxy";
+	uiw_tool_signals_init(NULL);
 
 	fp = uiw_fp_start((struct sockaddr *)&target, tlen, NULL);
 	if (fp == NULL) {
@@ -378,7 +384,7 @@ int main(int argc, char **argv)
 
 	while (run) {
 		struct pollfd p[2] = {
-			{ .fd = sfd, .events = POLLIN },
+			{ .fd = uiw_tool_stop_fd(), .events = POLLIN },
 			{ .fd = stdin_open ? 0 : -1, .events = POLLIN },
 		};
 		ssize_t r;
@@ -421,6 +427,5 @@ int main(int argc, char **argv)
 	if (count)
 		pthread_join(closer_thread, NULL);
 	uiw_fp_stop(fp);
-	close(sfd);
 	return status;
 }

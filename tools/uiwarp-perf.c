@@ -94,6 +94,8 @@
 #define check uiw_tool_check
 #define check_ptr uiw_tool_check_ptr
 #define now_s uiw_tool_now
+#define bad uiw_tool_bad_usage
+#define parse_int uiw_tool_arg_long
 
 #define DEFAULT_PORT 18515
 #define MAX_SIZE (16u * 1024 * 1024)
@@ -576,30 +578,9 @@ static void top_up_recv(struct side *s, int q, uint64_t want)
  * look at it. */
 static int get_wcs(struct side *s, struct uiw_wc *wc, int n, int extra_fd)
 {
-	double t0 = 0;
-	unsigned spins = 0;
-	int rc;
-
-	if (s->event)
-		return uiw_tool_get_wcs(s->cq, wc, n, extra_fd, s->name);
-	for (;;) {
-		rc = uiw_cq_poll(s->cq, n, wc);
-		check(rc, "uiw_cq_poll");
-		if (rc > 0)
-			return rc;
-		if (extra_fd >= 0 && (++spins & 63) == 0)
-			return 0;
-		sched_yield();
-		if ((spins & 4095) == 4095) {
-			if (t0 == 0)
-				t0 = now_s();
-			else if (now_s() - t0 > TIMEOUT_S)
-				die("%s: no completion within %.0f s",
-				    s->name, TIMEOUT_S);
-		}
-		if (extra_fd < 0)
-			spins++;
-	}
+	return (s->event ? uiw_tool_get_wcs : uiw_tool_spin_wcs)(s->cq, wc, n,
+								 extra_fd,
+								 s->name);
 }
 
 static void check_wc(struct side *s, const struct uiw_wc *wc)
@@ -1249,9 +1230,13 @@ static void cl_drain(void)
 		    r.type);
 }
 
-/* Whether the loop goes on: for o.duration from start, or o.iters. */
+/* Whether the loop goes on: for o.duration from start, or o.iters; a
+ * signal (tool_util.h) ends it early, in order: the server still gets
+ * its DONE, the last ping-pong, and the BYE. */
 static bool go_on(double end, uint64_t n)
 {
+	if (uiw_tool_stop_signal())
+		return false;
 	return o.duration > 0 ? now_s() < end : n < o.iters;
 }
 
@@ -1884,19 +1869,12 @@ static void print_table(const char *where)
 static void resolve(const char *host, unsigned port,
 		    struct sockaddr_storage *ss)
 {
-	struct addrinfo hints, *ai;
 	char serv[16];
-	int rc;
+	socklen_t len;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
 	snprintf(serv, sizeof(serv), "%u", port);
-	rc = getaddrinfo(host, serv, &hints, &ai);
-	if (rc)
-		die("cannot resolve '%s': %s", host, gai_strerror(rc));
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
+	if (uiw_tool_resolve(host, serv, AF_UNSPEC, false, ss, &len))
+		exit(1);
 }
 
 static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
@@ -1969,7 +1947,7 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	results = calloc((size_t)(o.nsizes + 1) * NTESTS, sizeof(*results));
 	if (!results)
 		die("out of memory");
-	for (i = 0; i < o.nsizes; i++) {
+	for (i = 0; i < o.nsizes && !uiw_tool_stop_signal(); i++) {
 		for (t = 0; t < NTESTS; t++) {
 			struct result *res = &results[nresults];
 
@@ -1982,6 +1960,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 			res->size = is_atomic(t) ? 8 : o.sizes[i];
 			measure(t, res);
 			nresults++;
+			if (uiw_tool_stop_signal())
+				break;
 			if (o.out == 't' && isatty(2))
 				fprintf(stderr, "  %s %zu done\n",
 					test_names[t], res->size);
@@ -2000,6 +1980,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 	cl.nqp = 0;
 	check(uiw_cm_channel_destroy(ch), "uiw_cm_channel_destroy");
 	side_free(&cl);
+	/* Figures cut short are no figures. */
+	uiw_tool_exit_if_stopped();
 
 	if (o.out == 'c')
 		print_csv();
@@ -2078,6 +2060,21 @@ static int run_server(void)
 	lfd = tcp_listen(&ss, ss_len(&ss), 1);
 	printf("uiwarp-perf: server listening on port %u\n", sock_port(lfd));
 	fflush(stdout);
+	/* Until a client comes a signal ends the server at once; once one
+	 * has, the session runs to its end (the client decides when), under
+	 * the deadline of tool_util.h. */
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = lfd, .events = POLLIN },
+			{ .fd = uiw_tool_stop_fd(), .events = POLLIN },
+		};
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		uiw_tool_exit_if_stopped();
+		if (pfd[0].revents)
+			break;
+	}
 	memset(&c, 0, sizeof(c));
 	c.fd = accept(lfd, NULL, NULL);
 	if (c.fd < 0)
@@ -2141,52 +2138,6 @@ static void usage(FILE *f, int rc)
 	exit(rc);
 }
 
-static void bad(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "uiwarp-perf: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (uiwarp-perf -h for help)\n");
-	exit(2);
-}
-
-/* 0 when s is not a size of 1 to 16 MiB. */
-static size_t parse_size(const char *s)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-')
-		return 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return 0;
-	if (*end == 'k' || *end == 'K')
-		v *= 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		v *= 1024 * 1024, end++;
-	if (*end || v == 0 || v > MAX_SIZE)
-		return 0;
-	return (size_t)v;
-}
-
-static long parse_int(const char *s, long lo, long hi, const char *what)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		bad("bad %s '%s': give %ld to %ld", what, s, lo, hi);
-	return v;
-}
-
 enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_MARKERS, O_ALIGN, O_POLL,
        O_EVENT, O_TCP, O_NOVERIFY, O_CSV, O_JSON, O_BIND, O_WARMUP,
        O_REPEAT };
@@ -2225,7 +2176,7 @@ static void parse(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool port_set = false, depth_set = false, size_set = false;
-	char *tok, *save, *end;
+	char *tok, *save;
 	int opt, t, v;
 
 	while ((opt = getopt_long(argc, argv, "sc:l6p:t:S:q:d:D:n:h", lo,
@@ -2283,10 +2234,8 @@ static void parse(int argc, char **argv)
 			o.mode = M_RATE;
 			break;
 		case 'S':
-			o.sizes[0] = parse_size(optarg);
-			if (!o.sizes[0])
-				bad("bad size '%s': a number of octets from 1 "
-				    "to 16m (suffixes k, m)", optarg);
+			o.sizes[0] = uiw_tool_arg_size(optarg, 1, MAX_SIZE,
+						       "size");
 			o.nsizes = 1;
 			size_set = true;
 			break;
@@ -2298,9 +2247,9 @@ static void parse(int argc, char **argv)
 				bad("bad sweep '%s': give FROM:TO, e.g. "
 				    "8:16m", optarg);
 			*colon = 0;
-			a = parse_size(optarg);
-			b = parse_size(colon + 1);
-			if (!a || !b || a > b || (a & (a - 1)))
+			if (uiw_tool_parse_size(optarg, 1, MAX_SIZE, &a) ||
+			    uiw_tool_parse_size(colon + 1, 1, MAX_SIZE, &b) ||
+			    a > b || (a & (a - 1)))
 				bad("bad sweep '%s:%s': FROM and TO from 1 to "
 				    "16m, FROM a power of two, FROM <= TO",
 				    optarg, colon + 1);
@@ -2319,10 +2268,8 @@ static void parse(int argc, char **argv)
 			depth_set = true;
 			break;
 		case 'D':
-			o.duration = strtod(optarg, &end);
-			if (*end || !(o.duration > 0 && o.duration <= 3600))
-				bad("bad duration '%s': seconds, more than 0 "
-				    "and at most 3600", optarg);
+			o.duration = uiw_tool_arg_secs(optarg, 3600,
+						       "duration");
 			break;
 		case 'n':
 			o.iters = (uint64_t)parse_int(optarg, 1, 1000000000L,
@@ -2339,11 +2286,9 @@ static void parse(int argc, char **argv)
 		case O_CRC:
 		case O_MARKERS:
 		case O_ALIGN:
-			v = uiw_tool_onoff(optarg);
-			if (v < 0)
-				bad("--%s takes on or off, not '%s'",
-				    opt == O_CRC ? "crc" : opt == O_MARKERS ?
-				    "markers" : "align", optarg);
+			v = uiw_tool_arg_onoff(optarg, opt == O_CRC ? "--crc" :
+					       opt == O_MARKERS ? "--markers" :
+					       "--align");
 			if (opt == O_CRC)
 				o.crc = v;
 			else if (opt == O_MARKERS)
@@ -2412,6 +2357,8 @@ int main(int argc, char **argv)
 
 	uiw_tool_name = "uiwarp-perf";
 	parse(argc, argv);
+	/* Before any thread starts: they inherit the signal mask. */
+	uiw_tool_signals_init("peer did not answer");
 	if (o.role == 's')
 		return run_server();
 	if (o.role == 'l')

@@ -34,13 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
+
+#include "tool_util.h"
 
 #define PING_DEFAULT_PORT	"7174"		/* rping's port */
 #define PING_MSG_FMT		"rdma-ping-%d: "
@@ -90,9 +91,6 @@ struct ping {
 	const char *role;
 	struct uiw_device *dev;
 	struct uiw_cm_channel *ch;
-	int sigfd;
-	int stop;			/* a signal asked us to finish */
-	double stop_time;
 	uint32_t max_size;
 	struct uiw_cm_id *listen_id;
 	struct uiw_cm_event pending[PING_MAX_PENDING];
@@ -176,14 +174,6 @@ static void err(struct ping *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const char *wrid_str(uint64_t wr_id)
 {
 	switch (wr_id) {
@@ -257,49 +247,22 @@ static int conn_lost(struct conn *c, const char *what)
 	return -1;
 }
 
-/* ------------------------------------------------------------------ */
-/* Signals: blocked in every thread, read from a signalfd.            */
-
-static int signals_setup(struct ping *p)
+/*
+ * Signals (tool_util.h): the first SIGINT or SIGTERM asks for an orderly
+ * end.  The client finishes the ping under way; the server stops at the
+ * next ping.  If the peer does not answer, the deadline of the shared
+ * signal thread ends the program.
+ */
+static bool stopping(void)
 {
-	sigset_t set;
-
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	/* Before the device starts its threads, so that they inherit it. */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	p->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return p->sigfd < 0 ? -1 : 0;
+	return uiw_tool_stop_signal() != 0;
 }
 
-/*
- * The first SIGINT or SIGTERM asks for an orderly end (the client
- * finishes the ping under way; the server stops at the next ping).  One
- * that comes a second or more later ends the program at once.  (Nearer
- * ones are the same request delivered twice, as timeout(1) does to its
- * child and its process group.)
- */
-static void signal_seen(struct ping *p)
+/* The stop fd, for poll, until the request has been seen: it stays
+ * readable, and polling it after that would spin. */
+static int stop_fd(void)
 {
-	struct signalfd_siginfo si;
-	unsigned signo;
-
-	if (read(p->sigfd, &si, sizeof(si)) != sizeof(si))
-		return;
-	signo = si.ssi_signo;
-	if (!p->stop) {
-		dbg(p, "signal %u: finishing", signo);
-		p->stop = 1;
-		p->stop_time = now();
-		return;
-	}
-	if (now() - p->stop_time >= 1.0) {
-		err(p, "signal %u: stopping at once", signo);
-		_exit(128 + (int)signo);
-	}
+	return stopping() ? -1 : uiw_tool_stop_fd();
 }
 
 /* ------------------------------------------------------------------ */
@@ -556,7 +519,7 @@ static int conn_progress(struct conn *c, int timeout_ms)
 	pfd[0] = (struct pollfd){ .fd = uiw_cq_fd(c->cq), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = uiw_cm_channel_fd(p->ch),
 				  .events = POLLIN };
-	pfd[2] = (struct pollfd){ .fd = p->sigfd, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = stop_fd(), .events = POLLIN };
 	n = poll(pfd, 3, timeout_ms);
 	if (n < 0 && errno != EINTR) {
 		err(p, "poll: %s", strerror(errno));
@@ -566,8 +529,6 @@ static int conn_progress(struct conn *c, int timeout_ms)
 		return 1;
 	if (n > 0 && (pfd[0].revents & POLLIN))
 		uiw_cq_ack_events(c->cq);
-	if (n > 0 && (pfd[2].revents & POLLIN))
-		signal_seen(p);
 	return 0;
 }
 
@@ -576,7 +537,7 @@ static int wait_established(struct conn *c)
 	while (!c->established) {
 		if (c->peer_gone)
 			return conn_lost(c, "connecting");
-		if (c->p->stop) {
+		if (stopping()) {
 			err(c->p, "interrupted while connecting");
 			return -1;
 		}
@@ -596,7 +557,7 @@ static int wait_adv(struct conn *c, const char *what, bool end_ok)
 				return 1;
 			return conn_lost(c, what);
 		}
-		if (end_ok && c->p->stop)
+		if (end_ok && stopping())
 			return 1;
 		if (conn_progress(c, -1) < 0)
 			return -1;
@@ -810,7 +771,7 @@ static void print_connected(struct conn *c)
 /* Ends the connection in order: our FIN goes out, then the id goes. */
 static void conn_close(struct conn *c)
 {
-	double deadline = now() + PING_CLOSE_WAIT_MS / 1000.0;
+	double deadline = uiw_tool_now() + PING_CLOSE_WAIT_MS / 1000.0;
 	int left;
 
 	c->closing = true;
@@ -821,7 +782,7 @@ static void conn_close(struct conn *c)
 		return;
 	}
 	while (!c->peer_gone) {
-		left = (int)((deadline - now()) * 1000);
+		left = (int)((deadline - uiw_tool_now()) * 1000);
 		if (left <= 0 || conn_progress(c, left) != 0)
 			break;
 	}
@@ -840,26 +801,6 @@ static void print_rate(struct ping *p, const char *who, long pings,
 
 /* ------------------------------------------------------------------ */
 /* Client.                                                            */
-
-static int resolve(struct ping *p, const char *host, bool passive,
-		   struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct addrinfo hints = { 0 }, *res;
-	int rc;
-
-	hints.ai_family = p->o.family;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
-	rc = getaddrinfo(host, p->o.port, &hints, &res);
-	if (rc) {
-		err(p, "cannot resolve %s: %s", host, gai_strerror(rc));
-		return -1;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
 
 /* rping's data: "rdma-ping-N: " and then letters 'A'..'z' in a run that
  * starts one letter later on every ping; the last octet is NUL. */
@@ -894,7 +835,7 @@ static int client_pings(struct conn *c, long *done)
 	long n;
 
 	for (n = 0; !p->o.count || n < p->o.count; n++) {
-		if (p->stop)
+		if (stopping())
 			break;
 		fill_pattern(c->start_buf, size, ping, start);
 		if (++start > 122)
@@ -957,7 +898,8 @@ static int run_client(struct ping *p)
 	long done = 0;
 	int rc;
 
-	if (resolve(p, p->o.addr, false, &ss, &len))
+	if (uiw_tool_resolve(p->o.addr, p->o.port, p->o.family, false, &ss,
+			     &len))
 		return -1;
 	c = conn_new(p, true);
 	if (!c)
@@ -973,9 +915,9 @@ static int run_client(struct ping *p)
 	rc = wait_established(c);
 	if (!rc) {
 		print_connected(c);
-		t0 = now();
+		t0 = uiw_tool_now();
 		rc = client_pings(c, &done);
-		t1 = now();
+		t1 = uiw_tool_now();
 		if (!rc)
 			print_rate(p, "", done,
 				   2ull * (unsigned long long)done * p->o.size,
@@ -1106,9 +1048,9 @@ static int serve(struct ping *p, struct uiw_cm_event *req)
 	rc = wait_established(c);
 	if (!rc) {
 		print_connected(c);
-		t0 = now();
+		t0 = uiw_tool_now();
 		rc = server_pings(c, &pings, &bytes);
-		t1 = now();
+		t1 = uiw_tool_now();
 		if (!rc) {
 			snprintf(who, sizeof(who), "%s: ", c->peer);
 			print_rate(p, who, pings, bytes, t1 - t0, "");
@@ -1126,7 +1068,7 @@ static int next_request(struct ping *p, struct uiw_cm_event *ev)
 	struct pollfd pfd[2];
 
 	for (;;) {
-		if (p->stop)
+		if (stopping())
 			return 1;
 		if (p->npending) {
 			*ev = p->pending[0];
@@ -1140,13 +1082,11 @@ static int next_request(struct ping *p, struct uiw_cm_event *ev)
 			continue;
 		pfd[0] = (struct pollfd){ .fd = uiw_cm_channel_fd(p->ch),
 					  .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = p->sigfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = stop_fd(), .events = POLLIN };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
 			err(p, "poll: %s", strerror(errno));
 			return -1;
 		}
-		if (pfd[1].revents & POLLIN)
-			signal_seen(p);
 	}
 }
 
@@ -1161,7 +1101,7 @@ static int run_server(struct ping *p)
 
 	if (!host)
 		host = p->o.family == AF_INET6 ? "::" : "0.0.0.0";
-	if (resolve(p, host, true, &ss, &len))
+	if (uiw_tool_resolve(host, p->o.port, p->o.family, true, &ss, &len))
 		return -1;
 	if (uiw_cm_listen(p->ch, (struct sockaddr *)&ss, len, 3,
 			  &p->listen_id)) {
@@ -1243,30 +1183,6 @@ static void usage(FILE *f)
 		PING_MIN_SIZE, PING_MAX_SIZE, PING_DEFAULT_SIZE);
 }
 
-static int parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_onoff(const char *s, enum uiw_opt *out)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "1") || !strcmp(s, "yes"))
-		*out = UIW_OPT_ON;
-	else if (!strcmp(s, "off") || !strcmp(s, "0") || !strcmp(s, "no"))
-		*out = UIW_OPT_OFF;
-	else
-		return -1;
-	return 0;
-}
-
 enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR,
        OPT_START_DELAY };
 
@@ -1332,7 +1248,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			o->addr = optarg;
 			break;
 		case 'p':
-			if (parse_long(optarg, 0, 65535, &v)) {
+			if (uiw_tool_parse_long(optarg, 0, 65535, &v)) {
 				fprintf(stderr, "uiwarp-ping: invalid port %s\n",
 					optarg);
 				return -1;
@@ -1343,7 +1259,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			o->family = AF_INET6;
 			break;
 		case 'C':
-			if (parse_long(optarg, 0, LONG_MAX, &v)) {
+			if (uiw_tool_parse_long(optarg, 0, LONG_MAX, &v)) {
 				fprintf(stderr, "uiwarp-ping: invalid count %s\n",
 					optarg);
 				return -1;
@@ -1351,7 +1267,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			o->count = v;
 			break;
 		case 'S':
-			if (parse_long(optarg, (long)PING_MIN_SIZE,
+			if (uiw_tool_parse_long(optarg, (long)PING_MIN_SIZE,
 				       PING_MAX_SIZE, &v)) {
 				fprintf(stderr, "uiwarp-ping: invalid size %s (valid range is %zu to %u)\n",
 					optarg, PING_MIN_SIZE, PING_MAX_SIZE);
@@ -1376,7 +1292,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			break;
 		case 'I':
 		case 'O':
-			if (parse_long(optarg, 0, 65535, &v)) {
+			if (uiw_tool_parse_long(optarg, 0, 65535, &v)) {
 				fprintf(stderr, "uiwarp-ping: invalid %s %s\n",
 					op == 'I' ? "IRD" : "ORD", optarg);
 				return -1;
@@ -1391,15 +1307,20 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			break;
 		case OPT_CRC:
 		case OPT_MARKERS:
-			if (parse_onoff(optarg, op == OPT_CRC ? &o->cp.crc :
-					&o->cp.markers)) {
+		{
+			int on = uiw_tool_onoff(optarg);
+
+			if (on < 0) {
 				fprintf(stderr, "uiwarp-ping: --%s takes on or off\n",
 					op == OPT_CRC ? "crc" : "markers");
 				return -1;
 			}
+			*(op == OPT_CRC ? &o->cp.crc : &o->cp.markers) =
+				(enum uiw_opt)on;
 			break;
+		}
 		case OPT_MPA_REV:
-			if (parse_long(optarg, 1, 2, &v)) {
+			if (uiw_tool_parse_long(optarg, 1, 2, &v)) {
 				fprintf(stderr, "uiwarp-ping: invalid MPA revision %s\n",
 					optarg);
 				return -1;
@@ -1421,7 +1342,7 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			break;
 		}
 		case OPT_START_DELAY:
-			if (parse_long(optarg, 0, UIW_START_DELAY_MAX_MS, &v)) {
+			if (uiw_tool_parse_long(optarg, 0, UIW_START_DELAY_MAX_MS, &v)) {
 				fprintf(stderr, "uiwarp-ping: --start-delay takes 0 to %d milliseconds, not %s\n",
 					UIW_START_DELAY_MAX_MS, optarg);
 				return -1;
@@ -1483,17 +1404,17 @@ static int parse_args(struct ping *p, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct uiw_device_attr attr;
-	struct ping p = { .sigfd = -1 };
+	struct ping p = { 0 };
 	int rc;
 
+	uiw_tool_name = "uiwarp-ping";
 	if (parse_args(&p, argc, argv))
 		return 2;
 	p.role = p.o.server ? "server" : "client";
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (signals_setup(&p)) {
-		err(&p, "setting up signals: %s", strerror(errno));
-		return 1;
-	}
+	/* Before the device starts its threads, so that they inherit the
+	 * signal mask. */
+	uiw_tool_signals_init("peer did not answer");
 	p.dev = uiw_device_open(NULL);
 	if (!p.dev) {
 		err(&p, "opening a device: %s", uiw_last_error());
@@ -1522,6 +1443,5 @@ int main(int argc, char **argv)
 		err(&p, "destroying the CM channel: %s", uiw_last_error());
 	if (uiw_device_close(p.dev))
 		err(&p, "closing the device: %s", uiw_last_error());
-	close(p.sigfd);
 	return rc ? 1 : 0;
 }

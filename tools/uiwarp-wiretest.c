@@ -94,26 +94,6 @@ static void end_init(struct uiw_tool_end *e, const char *name,
 	uiw_tool_end_init(e, name, &cfg);
 }
 
-static struct uiw_wc wait_wc(struct uiw_tool_end *e)
-{
-	struct uiw_wc wc;
-
-	uiw_tool_get_wcs(e->cq, &wc, 1, -1, e->name);
-	return wc;
-}
-
-static struct uiw_wc expect(struct uiw_tool_end *e, uint64_t id,
-			    enum uiw_wc_opcode op)
-{
-	struct uiw_wc wc = wait_wc(e);
-
-	if (wc.wr_id != id || wc.status != UIW_WC_SUCCESS || wc.opcode != op)
-		die("%s: expected wr_id %" PRIu64 " opcode %d, got wr_id %"
-		    PRIu64 " opcode %d status %s", e->name, id, (int)op,
-		    wc.wr_id, (int)wc.opcode, uiw_wc_status_str(wc.status));
-	return wc;
-}
-
 static void post_send(struct uiw_tool_end *e, uint64_t id, enum uiw_wr_opcode op,
 		      unsigned flags, size_t off, size_t len,
 		      const struct uiw_tool_end *peer, size_t roff, uint32_t rkey,
@@ -177,8 +157,8 @@ static void do_send(struct uiw_tool_end *a, struct uiw_tool_end *b, int op, size
 	memset(b->buf + 4096, 0, len);
 	uiw_tool_post_recv(b, id, 4096, len + 16);
 	post_send(a, id, wop, flags, 0, len, NULL, 0, 0, inv);
-	expect(a, id, UIW_WC_SEND);
-	wc = expect(b, id, UIW_WC_RECV);
+	uiw_tool_expect_wc(a, id, UIW_WC_SEND);
+	wc = uiw_tool_expect_wc(b, id, UIW_WC_RECV);
 	if (wc.byte_len != len)
 		die("received %u octets, sent %zu", wc.byte_len, len);
 	if (inv && (!(wc.flags & UIW_WC_F_WITH_INV) ||
@@ -203,10 +183,10 @@ static void do_write(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 	 * markers only in such FPDUs, can follow the stream. */
 	post_send(a, id, UIW_WR_RDMA_WRITE, 0, 0, len, b, 8192, b->mr->rkey,
 		  0);
-	expect(a, id, UIW_WC_RDMA_WRITE);
+	uiw_tool_expect_wc(a, id, UIW_WC_RDMA_WRITE);
 	post_send(a, id + 1000000, UIW_WR_SEND, 0, 0, 0, NULL, 0, 0, 0);
-	expect(a, id + 1000000, UIW_WC_SEND);
-	expect(b, id + 1000000, UIW_WC_RECV);
+	uiw_tool_expect_wc(a, id + 1000000, UIW_WC_SEND);
+	uiw_tool_expect_wc(b, id + 1000000, UIW_WC_RECV);
 	verify(b->buf + 8192, len, (unsigned)id, "Write");
 	count_msg(RDMAP_WRITE, len, a->attr.mulpdu, TAGGED_HDR);
 	count_msg(RDMAP_SEND, 0, a->attr.mulpdu, UNTAGGED_HDR);
@@ -222,32 +202,13 @@ static void do_read(struct uiw_tool_end *a, struct uiw_tool_end *b, size_t len)
 	memset(a->buf + 4096, 0, len);
 	post_send(a, id, UIW_WR_RDMA_READ, 0, 4096, len, b, 8192,
 		  b->mr->rkey, 0);
-	wc = expect(a, id, UIW_WC_RDMA_READ);
+	wc = uiw_tool_expect_wc(a, id, UIW_WC_RDMA_READ);
 	if (wc.byte_len != len)
 		die("Read returned %u octets, asked %zu", wc.byte_len, len);
 	verify(a->buf + 4096, len, (unsigned)id, "Read");
 	count_msg(RDMAP_READ_REQ, 0, a->attr.mulpdu, UNTAGGED_HDR + 28);
 	/* the Read Response is sent by b */
 	count_msg(RDMAP_READ_RESP, len, b->attr.mulpdu, TAGGED_HDR);
-}
-
-static void connect_ends(struct uiw_tool_end *c, struct uiw_tool_end *s,
-			 struct uiw_tool_listener *l, enum uiw_opt crc,
-			 enum uiw_opt markers)
-{
-	struct uiw_conn_param p;
-
-	memset(&p, 0, sizeof(p));
-	p.crc = crc;
-	p.markers = markers;
-	/* every FPDU at a segment start, for tshark (the default) */
-	p.align = UIW_OPT_ON;
-	uiw_tool_connect_pair(c, s, l, &p);
-	if (c->attr.crc != (crc != UIW_OPT_OFF) ||
-	    c->attr.markers_tx != (markers == UIW_OPT_ON) ||
-	    c->attr.markers_rx != (markers == UIW_OPT_ON))
-		die("negotiated CRC %d markers %d/%d, not what was asked",
-		    c->attr.crc, c->attr.markers_tx, c->attr.markers_rx);
 }
 
 static void usage(void) __attribute__((noreturn));
@@ -264,15 +225,6 @@ static void usage(void)
 	exit(2);
 }
 
-static enum uiw_opt onoff(const char *s)
-{
-	int v = uiw_tool_onoff(s);
-
-	if (v < 0)
-		usage();
-	return (enum uiw_opt)v;
-}
-
 int main(int argc, char **argv)
 {
 	enum uiw_opt crc = UIW_OPT_ON, markers = UIW_OPT_ON;
@@ -281,7 +233,6 @@ int main(int argc, char **argv)
 	struct uiw_tool_listener l;
 	struct uiw_tool_end c, s;
 	struct uiw_device *sdev;
-	char line[64];
 	static const size_t sizes[] = { 0, 1, 5, 100, 1000, 4096, 16000,
 					65537, 100000 };
 
@@ -289,15 +240,14 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "p:c:m:wth")) != -1) {
 		switch (opt) {
 		case 'p':
-			port = (unsigned)strtoul(optarg, NULL, 10);
-			if (port > 65535)
-				usage();
+			port = (unsigned)uiw_tool_arg_long(optarg, 0, 65535,
+							   "port");
 			break;
 		case 'c':
-			crc = onoff(optarg);
+			crc = uiw_tool_arg_onoff(optarg, "-c");
 			break;
 		case 'm':
-			markers = onoff(optarg);
+			markers = uiw_tool_arg_onoff(optarg, "-m");
 			break;
 		case 'w':
 			wait_stdin = 1;
@@ -310,6 +260,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Before the devices start their threads: they inherit the mask. */
+	uiw_tool_signals_init(NULL);
 	/* The server device holds the listener for both connections. */
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	end_init(&s, "server", sdev);
@@ -317,10 +269,10 @@ int main(int argc, char **argv)
 	uiw_tool_listen(&l, sdev, AF_INET, port, 4);
 	printf("port %u\n", l.port);
 	fflush(stdout);
-	if (wait_stdin && !fgets(line, sizeof(line), stdin))
-		die("stdin closed before the go-ahead");
+	if (wait_stdin)
+		uiw_tool_wait_line();
 
-	connect_ends(&c, &s, &l, crc, markers);
+	uiw_tool_connect_opts(&c, &s, &l, crc, markers);
 	printf("mulpdu %u\n", c.attr.mulpdu);
 
 	/* Every Send variant at several sizes, both directions. */
@@ -348,7 +300,7 @@ int main(int argc, char **argv)
 
 		end_init(&s, "server", sdev);
 		end_init(&c, "client", NULL);
-		connect_ends(&c, &s, &l, crc, markers);
+		uiw_tool_connect_opts(&c, &s, &l, crc, markers);
 		/* A Write to an STag that does not exist: the server
 		 * answers with a Terminate (RFC 5040 §4.8). */
 		uiw_tool_post_recv(&c, 1, 0, 64);
@@ -363,8 +315,8 @@ int main(int argc, char **argv)
 			die("client: no Terminate received (origin %u)",
 			    a.term.origin);
 		/* the Write and the receive complete (flushed or not) */
-		wait_wc(&c);
-		wc = wait_wc(&c);
+		uiw_tool_wait_wc(&c);
+		wc = uiw_tool_wait_wc(&c);
 		(void)wc;
 		uiw_tool_end_free(&c);
 		uiw_tool_end_free(&s);
@@ -372,6 +324,9 @@ int main(int argc, char **argv)
 	uiw_tool_listen_close(&l);
 	check(uiw_device_close(sdev), "uiw_device_close");
 
+	/* The session is short and runs to its end; a signal meanwhile
+	 * still ends the program with its status, not with "ok". */
+	uiw_tool_exit_if_stopped();
 	printf("messages");
 	for (i = 0; i < RDMAP_NOPS; i++)
 		printf(" %s=%u", rdmap_names[i], counts[i]);

@@ -1,6 +1,7 @@
 /*
- * A fault-injecting TCP proxy for tests: see faultproxy.h for what it
- * does.  One thread per proxy, non-blocking sockets, one poll(2) loop.
+ * A fault-injecting TCP proxy for tests and uiwarp-faultproxy: see
+ * faultproxy.h for what it does.  One thread per proxy, non-blocking
+ * sockets, one poll(2) loop.
  * The thread holds the proxy's mutex except while it sleeps in poll();
  * the API takes the same mutex, changes the state and wakes the thread
  * through an eventfd, so every change takes effect at the next round.
@@ -957,6 +958,22 @@ static struct timespec *fp_until(struct timespec *ts, int timeout_ms)
 	return ts;
 }
 
+/* One round of a wait of the API, with fp->mu held: -1 with errno
+ * ECANCELED when the proxy has stopped, ETIMEDOUT when until has passed;
+ * 0 after a wake-up (the caller looks again). */
+static int fp_wait_once(struct uiw_fp *fp, const struct timespec *until)
+{
+	if (fp->stop) {
+		errno = ECANCELED;
+		return -1;
+	}
+	if (!fp_cond_wait(fp, until)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	return 0;
+}
+
 int uiw_fp_wait_offset_of(struct uiw_fp *fp, unsigned int conn,
 			  enum uiw_fp_dir dir, uint64_t off, int timeout_ms)
 {
@@ -980,13 +997,7 @@ int uiw_fp_wait_offset_of(struct uiw_fp *fp, unsigned int conn,
 			}
 			break;
 		}
-		if (fp->stop) {
-			errno = ECANCELED;
-			rc = -1;
-			break;
-		}
-		if (!fp_cond_wait(fp, until)) {
-			errno = ETIMEDOUT;
+		if (fp_wait_once(fp, until)) {
 			rc = -1;
 			break;
 		}
@@ -1018,13 +1029,7 @@ int uiw_fp_wait_closed(struct uiw_fp *fp, unsigned int n, int timeout_ms)
 	pthread_mutex_lock(&fp->mu);
 	fp->waiters++;
 	while (fp->closed < n) {
-		if (fp->stop) {
-			errno = ECANCELED;
-			rc = -1;
-			break;
-		}
-		if (!fp_cond_wait(fp, until)) {
-			errno = ETIMEDOUT;
+		if (fp_wait_once(fp, until)) {
 			rc = -1;
 			break;
 		}

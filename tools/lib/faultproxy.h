@@ -1,5 +1,7 @@
 /*
- * A fault-injecting TCP proxy for tests.
+ * A fault-injecting TCP proxy for tests: a static library (uiw_faultproxy)
+ * that the C tests under tests/faultproxy link, and the program
+ * uiwarp-faultproxy wraps for shell tests.
  *
  * uiw_fp_start() listens on the loopback address of the target's family
  * (127.0.0.1 or ::1), port 0, and runs one thread that relays every
@@ -50,8 +52,8 @@
  * Functions returning int give 0 on success and -1 with errno set
  * (EINVAL for a bad argument) on failure.
  */
-#ifndef UIW_TESTS_FAULTPROXY_H
-#define UIW_TESTS_FAULTPROXY_H
+#ifndef UIW_TOOLS_FAULTPROXY_H
+#define UIW_TOOLS_FAULTPROXY_H
 
 #include <stdbool.h>
 #include <stddef.h>
