@@ -32,6 +32,8 @@
 #   AB_LAT_ITERS=<n>   ping-pongs per 8-octet latency run (default 20000)
 #   AB_CG_N1, AB_CG_N2 ping-pongs of the two callgrind runs (default 2000,
 #                      12000)
+#   AB_CG_POLL_RUNS=<n> callgrind runs per count with --poll, the one with
+#                      the fewest instructions kept (default 3)
 #   AB_CG=0            leave the callgrind part out
 #   AB_PORT=<n>        first control port for the two-process runs (47400)
 #   AB_OUT=<file>      the report (default bench/ab-latest.md)
@@ -47,9 +49,10 @@ dir=${AB_DIR:-$src/build-ab}
 quick=${AB_QUICK:-0}
 if [ "$quick" = 1 ]; then
 	d_rounds=2 d_sizes="4k 1m" d_secs=0.2 d_lat=2000 d_n1=1000 d_n2=3000
+	d_poll=2
 else
 	d_rounds=5 d_sizes="4k 16k 64k 256k 1m 4m 16m" d_secs=0.5 d_lat=20000
-	d_n1=2000 d_n2=12000
+	d_n1=2000 d_n2=12000 d_poll=3
 fi
 rounds=${AB_ROUNDS:-$d_rounds}
 sizes=${AB_SIZES:-$d_sizes}
@@ -59,6 +62,7 @@ lat_iters=${AB_LAT_ITERS:-$d_lat}
 cg_n1=${AB_CG_N1:-$d_n1}
 cg_n2=${AB_CG_N2:-$d_n2}
 cg=${AB_CG:-1}
+cg_poll_runs=${AB_CG_POLL_RUNS:-$d_poll}
 port=${AB_PORT:-47400}
 out=${AB_OUT:-$src/bench/ab-latest.md}
 [ "$rounds" -ge 2 ] || { echo "ab.sh: AB_ROUNDS must be at least 2 (a spread needs two)" >&2; exit 2; }
@@ -220,17 +224,27 @@ cg_run() {
 
 	perf=$(perf_of "$side")
 	root=$(root_of "$side")
+	# --fair-sched: valgrind runs one thread at a time; with its default
+	# lock a thread spinning on uiw_cq_poll and sched_yield can keep the
+	# one that would complete its work waiting (more empty polls)
 	vg="valgrind --tool=callgrind --compress-strings=no --compress-pos=no"
+	[ "$mode" = event ] || vg="$vg --fair-sched=yes"
 	port=$((port + 1))
+	: >"$work/cg-cli.log"
+	: >"$work/cg-srv.log"
+	rm -f "$work/cg-cli.out" "$work/cg-srv.out"
 	echo "+ [callgrind $side] uiwarp-perf --lat -t send -S 8 -n $n --$mode" >&2
 	$vg --callgrind-out-file="$work/cg-srv.out" "$perf" -s -p "$port" \
 		>"$work/cg-srv.log" 2>&1 &
 	srvpid=$!
-	if ! wait_listen "$port" || ! timeout 900 $vg \
+	# valgrind's start can take seconds on a loaded machine
+	if ! { wait_listen "$port" || wait_listen "$port" || wait_listen "$port"; } ||
+	   ! timeout 900 $vg \
 		--callgrind-out-file="$work/cg-cli.out" "$perf" -c 127.0.0.1 \
 		-p "$port" --lat -t send -S 8 -n "$n" "--$mode" --csv \
 		>"$work/cg-cli.log" 2>&1; then
-		echo "$side callgrind $mode $n: failed: $(tail -n 3 "$work/cg-cli.log" | tr '\n' ' ')" >>"$work/failed"
+		echo "$side callgrind $mode $n: failed: client: $(grep -v '^==' "$work/cg-cli.log" | tr '\n' ' ')" \
+			"server: $(grep -v '^==' "$work/cg-srv.log" | tr '\n' ' ')" >>"$work/failed"
 		kill "$srvpid" 2>/dev/null || true
 		wait "$srvpid" 2>/dev/null || true
 		srvpid=
@@ -244,9 +258,13 @@ cg_run() {
 : >"$work/cg"
 if [ "$cg" = 1 ]; then
 	for mode in event poll; do
-		for side in before after; do
-			cg_run "$side" "$mode" "$cg_n1"
-			cg_run "$side" "$mode" "$cg_n2"
+		tries=1
+		[ "$mode" = event ] || tries=$cg_poll_runs
+		for _ in $(seq "$tries"); do
+			for side in before after; do
+				cg_run "$side" "$mode" "$cg_n1"
+				cg_run "$side" "$mode" "$cg_n2"
+			done
 		done
 	done
 fi
@@ -328,7 +346,9 @@ table() {
 # cg table: per side, mode, role: the per-message figures of each
 # revision, from the N1 and N2 runs.
 awk -v n1="$cg_n1" -v n2="$cg_n2" '
+	# of several runs at one count, the one with the fewest instructions
 	{ k = $1 SUBSEP $2 SUBSEP $4
+	  if (have[k, $3] && $5 >= c[k, $3, 5]) next
 	  for (i = 5; i <= NF; i++) c[k, $3, i] = $i; have[k, $3] = 1 }
 	END {
 		split("event poll", modes, " "); split("client server", roles, " ")
@@ -363,6 +383,13 @@ cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 		echo "should be near 1 and every difference is noise.**"
 		echo
 	fi
+	if awk -v a="${load_before%% *}" -v b="${load_after%% *}" -v n="$(nproc)" \
+		'BEGIN { exit !(a > n || b > n) }'; then
+		echo "**The load average was above the number of CPUs: other work"
+		echo "shared them, and the timed figures say more about it than about"
+		echo "uiwarp (the callgrind counts do not depend on it).**"
+		echo
+	fi
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "- before: $before_desc (AB_BEFORE=$before_rev)"
 	echo "- after: $after_desc (AB_AFTER=$after_rev)"
@@ -373,7 +400,7 @@ cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 	echo "- settings: $rounds rounds; throughput ${secs} s per figure at $(echo "$sizes" | tr ' ' ',')" \
 		"(tests $tests, depth 16, 1 QP, CRC on, event completions);" \
 		"latency $lat_iters 8-octet ping-pongs per run (--poll, CRC on);" \
-		"callgrind at $cg_n1 and $cg_n2 ping-pongs$([ "$quick" = 1 ] && echo ' (AB_QUICK=1)')"
+		"callgrind at $cg_n1 and $cg_n2 ping-pongs (--poll: best of $cg_poll_runs)$([ "$quick" = 1 ] && echo ' (AB_QUICK=1)')"
 	echo
 	echo "## Method"
 	echo
@@ -428,15 +455,30 @@ cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 	echo "one per acquisition that succeeded (pthread_mutex_lock, a successful"
 	echo "pthread_mutex_trylock, or a condition variable's wait taking its"
 	echo "mutex back); trylock: the calls to pthread_mutex_trylock, successful"
-	echo "or not.  \`--event\` sleeps on the CQ's fd (the counts repeat to a few"
-	echo "hundred instructions in a million); \`--poll\` spins on uiw_cq_poll and"
+	echo "or not.  \`--event\` sleeps on the CQ's fd (one run per count; the"
+	echo "per-ping-pong figures repeat to 0.1 per cent, now and then to 1 per"
+	echo "cent, as the progress thread finds one message or two at a wake-up);"
+	echo "\`--poll\` spins on uiw_cq_poll and"
 	echo "yields, so its counts include the empty polls, as many as the"
-	echo "scheduler makes (run-to-run differences of a few per cent)."
+	echo "scheduler makes (a stall can multiply them): each count is taken"
+	echo "$cg_poll_runs times and the run with the fewest instructions kept;"
+	echo "even so the \`--poll\` rows move by several per cent from run to"
+	echo "run, and only the \`--event\` rows compare two revisions closely."
 	echo
-	echo "| completion | process | before instr/msg | after instr/msg | change | uiwarp code before | after | CRC before | after | qsort before | after | lock pairs before | after | change | trylock before | after | uiw_cq_poll before | after |"
-	echo "|------------|---------|-----------------:|----------------:|-------:|-------------------:|------:|-----------:|------:|-------------:|------:|------------------:|------:|-------:|---------------:|------:|-------------------:|------:|"
-	while read -r mode role b_ir b_lib b_crc b_qs b_un _ b_tl b_cq a_ir a_lib a_crc a_qs a_un _ a_tl a_cq; do
-		echo "| $mode | $role | $b_ir | $a_ir | $(pct "$b_ir" "$a_ir") | $b_lib | $a_lib | $b_crc | $a_crc | $b_qs | $a_qs | $b_un | $a_un | $(pct "$b_un" "$a_un") | $b_tl | $a_tl | $b_cq | $a_cq |"
+	echo "### Instructions per ping-pong"
+	echo
+	echo "| completion | process | before | after | change | uiwarp code before | after | CRC before | after | qsort before | after |"
+	echo "|------------|---------|-------:|------:|-------:|-------------------:|------:|-----------:|------:|-------------:|------:|"
+	while read -r mode role b_ir b_lib b_crc b_qs _ _ _ _ a_ir a_lib a_crc a_qs _ _ _ _; do
+		echo "| $mode | $role | $b_ir | $a_ir | $(pct "$b_ir" "$a_ir") | $b_lib | $a_lib | $b_crc | $a_crc | $b_qs | $a_qs |"
+	done <"$work/cgagg"
+	echo
+	echo "### Locks per ping-pong"
+	echo
+	echo "| completion | process | lock pairs before | after | change | trylock before | after | uiw_cq_poll before | after |"
+	echo "|------------|---------|------------------:|------:|-------:|---------------:|------:|-------------------:|------:|"
+	while read -r mode role _ _ _ _ b_un _ b_tl b_cq _ _ _ _ a_un _ a_tl a_cq; do
+		echo "| $mode | $role | $b_un | $a_un | $(pct "$b_un" "$a_un") | $b_tl | $a_tl | $b_cq | $a_cq |"
 	done <"$work/cgagg"
 	[ "$cg" = 1 ] || echo "(left out: AB_CG=0 or no valgrind)"
 	echo
