@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench
+.PHONY: all deps build check demo interop install clean bench ab
 
 all: build
 
@@ -37,6 +37,13 @@ interop: build
 # Never part of check; installs its own packages (bench/deps.sh).
 bench: build
 	@BUILD=$(abspath $(BUILD)) bash bench/perf.sh
+
+# A/B report (bench/ab.sh): AB_BEFORE (default 036d53f, the engine before
+# its rework) against AB_AFTER (default HEAD), each built apart in
+# build-ab/, measured in the same run; writes bench/ab-latest.md.  Never
+# part of check.  AB_QUICK=1: a short trial.
+ab: deps
+	@bash bench/ab.sh
 
 install: build
 	cmake --install $(BUILD)

@@ -48,6 +48,8 @@ sweep=${SWEEP:-1k:16m}
 lat_sweep=${LAT_SWEEP:-8:1m}
 fi_port=${FI_PORT:-47592}
 out=$src/bench/perf-latest.md
+# shellcheck source=lib.sh
+source "$src/bench/lib.sh"
 
 bash "$src/bench/deps.sh"
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -79,17 +81,6 @@ probe_min=
 if "$work/cpuprobe" -t 10 >"$work/placement" 2>/dev/null; then
 	probe_min=$(sort -n "$work/placement" | sed -n 1p)
 fi
-# med(a, k): the median (the lower middle) of a[1..k], which it sorts;
-# for awk programs, which may not have asort (mawk).
-awk_med='
-	function med(a, k,   i, j, t) {
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return a[int((k + 1) / 2)]
-	}
-'
 # Sets cls to n (near), f (far) or - (no probe); logs the round trip.
 probe() {
 	local ns
@@ -143,13 +134,6 @@ run "message rate" --loopback --tcp --rate -t write,send -D "$secs" --poll \
 # "usec/xfer" is the time of one transfer, half a round trip, the mean
 # over the run; its "bytes" column reads "1k", "2m" ..., so the row is
 # the first one after the header.  uiwarp's figure is its mean too.
-wait_listen() {
-	for _ in $(seq 100); do
-		ss -ltnH "sport = :$1" 2>/dev/null | grep . > /dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # One uiwarp run: size, iterations, crc; appends its CSV row to $4.
 uiw_pingpong() {
 	local port=$((fi_port - 1))
@@ -183,13 +167,6 @@ fi_run() {
 	fi
 	wait "$fipid" 2>/dev/null || true
 	fipid=
-}
-to_octets() {
-	case $1 in
-	*k | *K) echo $((${1%?} * 1024)) ;;
-	*m | *M) echo $((${1%?} * 1048576)) ;;
-	*) echo "$1" ;;
-	esac
 }
 # The mean half round trip (column 14) of a run's CSV row, or nothing.
 run_mean() {
@@ -297,13 +274,6 @@ if ! git -C "$src" diff --quiet HEAD -- src include tools 2>/dev/null ||
 fi
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 mulpdu=$("$perf" --loopback -S 8 -D 0.05 | sed -n 's/.*MULPDU \([0-9]*\).*/\1/p')
-
-human() {
-	awk -v s="$1" 'BEGIN {
-		if (s >= 1048576) printf "%g MiB", s / 1048576
-		else if (s >= 1024) printf "%g KiB", s / 1024
-		else printf "%d B", s }'
-}
 
 {
 	# uiwarp-perf's turns: up to 10, each at least 4 warm-ups (100) long

@@ -1,0 +1,58 @@
+# Shell functions shared by the benchmark scripts (bench/perf.sh,
+# bench/ab.sh); sourced, not run.
+
+# med(a, k): the median (the lower middle) of a[1..k], which it sorts;
+# for awk programs, which may not have asort (mawk).  Prepend it to a
+# program: awk "$awk_med"'...'.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+awk_med='
+	function med(a, k,   i, j, t) {
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		return a[int((k + 1) / 2)]
+	}
+'
+
+# wait_listen PORT: returns once something listens on TCP PORT (up to
+# 5 s; 1 if nothing did).
+wait_listen() {
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$1" 2>/dev/null | grep . > /dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# to_octets 4k -> 4096 (suffixes k, m).
+to_octets() {
+	case $1 in
+	*k | *K) echo $((${1%?} * 1024)) ;;
+	*m | *M) echo $((${1%?} * 1048576)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# human 4096 -> "4 KiB".
+human() {
+	awk -v s="$1" 'BEGIN {
+		if (s >= 1048576) printf "%g MiB", s / 1048576
+		else if (s >= 1024) printf "%g KiB", s / 1024
+		else printf "%d B", s }'
+}
+
+# csv_cols FILE NAME...: the 1-based column numbers of the named columns
+# in FILE's CSV header line, space-separated (0 for a name not there),
+# so that a script reads uiwarp-perf's CSV by name, not by position.
+csv_cols() {
+	local f=$1
+
+	shift
+	awk -F, -v want="$*" 'NR == 1 {
+		for (i = 1; i <= NF; i++) c[$i] = i
+		n = split(want, w, " ")
+		for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), c[w[i]] + 0
+		print ""
+	}' "$f"
+}
