@@ -777,8 +777,10 @@ static void fpdu_end(struct uiw_qp *qp, struct uiw_qp_act *act)
 		e = r->mk_err;
 	/* RFC 5044 §7.1.2 rule 4: MPA has validated an FPDU (whatever DDP
 	 * makes of it): a responder may send from now on. */
-	if (e == UIW_OK)
+	if (e == UIW_OK && !r->valid_seen) {
 		r->valid_seen = true;
+		uiw_qp_tx_release(qp);
+	}
 	if (e == UIW_OK)
 		e = r->err;
 	if (e != UIW_OK) {

@@ -7,7 +7,8 @@
  * guard octets around and between the regions, receives are posted and
  * a Read, a FetchAdd and a Send go out (so that Read and Atomic
  * Responses have something to answer).  Everything the engine transmits
- * is taken with uiw_qp_tx_iov / uiw_qp_tx_done (in parts).
+ * is taken through the MPA framing, uiw_mpa_tx_iov / uiw_mpa_tx_done (in
+ * parts).
  *
  * Every input runs twice, each time from the same set-up (the arena
  * filled alike, the same QP parameters, regions, posts and generator
@@ -73,8 +74,8 @@
  *
  * Input: c0(1) c1(1) c2(1), then records:
  *   c0: 0x01 CRC, 0x02 markers in the stream fed, 0x04 markers in what
- *       the engine sends, 0x08 hold_tx (MPA responder), 0x70 rtr_recv
- *       (UIW_RTR_* << 4, with hold_tx), 0x80 setup_term
+ *       the engine sends, 0x08 tx_held (MPA responder), 0x70 rtr_recv
+ *       (UIW_RTR_* << 4, with tx_held), 0x80 setup_term
  *   c1: 0x03 split (0 as much as offered, 1 one octet, 2-3 sizes from a
  *       generator seeded by c2), 0xfc iovecs per rx_iov / 4 + 1; 0x80
  *       also makes the feed run alternate (above)
@@ -97,6 +98,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <uiwarp/uiwarp.h>
+#include "llp/mpa.h"
 #include "rnic/dev.h"
 #include "rnic/rnic.h"
 #include "wire/ddp.h"
@@ -159,6 +161,7 @@ static struct state {
 	struct uiw_pd *pd;
 	struct uiw_cq *cq;
 	struct uiw_qp *qp;
+	struct uiw_mpa mpa;         /* the transmit framing */
 	struct uiw_mr *mr[NREG];
 	uint8_t *arena, *snap, *mask, *written;
 	size_t size, reg_off[NREG];
@@ -579,7 +582,7 @@ static void drain_tx(void)
 	for (;;) {
 		if (!S.attached)
 			return;
-		n = uiw_qp_tx_iov(S.qp, iov, 64);
+		n = uiw_mpa_tx_iov(&S.mpa, iov, 64, NULL);
 		if (n <= 0)
 			return;
 		for (i = 0, total = 0; i < n; i++)
@@ -593,7 +596,7 @@ static void drain_tx(void)
 			k += o;
 		}
 		S.tx_len += take;
-		uiw_qp_tx_done(S.qp, take);
+		uiw_mpa_tx_done(&S.mpa, take);
 		check_memory("tx");
 	}
 }
@@ -655,7 +658,7 @@ static void check_end(bool stopped, bool mk, bool crc, bool hold)
 		 * received a valid FPDU sends none, not even a Terminate;
 		 * it closes */
 		FZ_CHECK(hold && terms == 0 && S.tx_len == 0 && S.closed,
-			 "%s: local error without a Terminate (%s): hold_tx "
+			 "%s: local error without a Terminate (%s): tx_held "
 			 "%d, %zu octets and %d Terminates sent, closed %d",
 			 run_name[S.run], a.term_msg, hold, S.tx_len, terms,
 			 S.closed);
@@ -1066,14 +1069,24 @@ static void setup(uint8_t c0, uint8_t c2, struct uiw_llp_params *lp)
 	lp->markers_rx = c0 & 0x02;
 	S.markers_rx = lp->markers_rx;
 	lp->markers_tx = c0 & 0x04;
-	lp->hold_tx = c0 & 0x08;
-	lp->rtr_recv = lp->hold_tx ? (c0 >> 4) & UIW_RTR_ALL : 0;
+	lp->tx_held = c0 & 0x08;
+	lp->rtr_recv = lp->tx_held ? (c0 >> 4) & UIW_RTR_ALL : 0;
 	lp->setup_term = c0 & 0x80;
 	lp->mulpdu = 1024;
 	lp->ird = 1 + (c2 & 7);
 	lp->ord = 1 + ((c2 >> 3) & 7);
-	FZ_CHECK(uiw_qp_llp_attach(S.qp, lp, &ops, NULL) == 0,
-		 "llp_attach: %s", uiw_last_error());
+	{
+		struct uiw_mpa_params mp = {
+			.crc = lp->crc,
+			.markers_tx = lp->markers_tx,
+			.markers_rx = lp->markers_rx,
+			.hold = lp->tx_held,
+			.mulpdu = lp->mulpdu,
+		};
+
+		FZ_CHECK(uiw_mpa_attach(&S.mpa, S.qp, &mp, lp, &ops, NULL) ==
+			 0, "llp_attach: %s", uiw_last_error());
+	}
 	S.attached = true;
 	post();
 	memcpy(S.snap, S.arena, S.size);
@@ -1086,6 +1099,7 @@ static void teardown(void)
 
 	FZ_CHECK(uiw_qp_destroy(S.qp) == 0, "qp_destroy: %s",
 		 uiw_last_error());
+	uiw_mpa_fini(&S.mpa);
 	for (k = 0; k < NREG; k++)
 		FZ_CHECK(uiw_dereg_mr(S.mr[k]) == 0, "dereg_mr: %s",
 			 uiw_last_error());
@@ -1131,7 +1145,7 @@ static void one_run(int run, const uint8_t *data, size_t size)
 	} else {
 		compare_stream_end(stopped, lo, hi, &a);
 	}
-	check_end(stopped, lp.markers_tx, lp.crc, lp.hold_tx);
+	check_end(stopped, lp.markers_tx, lp.crc, lp.tx_held);
 
 	/* the LLP goes away: everything left completes, once */
 	if (S.attached) {

@@ -114,18 +114,30 @@ int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg)
 	}
 	if (side_open(&p->a, da, cfg) || side_open(&p->b, db, cfg))
 		return -1;
-	p->b.lp.hold_tx = cfg->hold_b;
+	p->b.lp.tx_held = cfg->hold_b;
+	return 0;
+}
+
+int ep_side_attach(struct ep_side *s)
+{
+	struct uiw_mpa_params mp = {
+		.crc = s->lp.crc,
+		.markers_tx = s->lp.markers_tx,
+		.markers_rx = s->lp.markers_rx,
+		.hold = s->lp.tx_held,
+		.mulpdu = s->lp.mulpdu,
+	};
+
+	if (uiw_mpa_attach(&s->mpa, s->qp, &mp, &s->lp, &ep_ops, s))
+		return -1;
+	s->attached = true;
 	return 0;
 }
 
 int ep_attach(struct ep_pipe *p)
 {
-	if (uiw_qp_llp_attach(p->a.qp, &p->a.lp, &ep_ops, &p->a))
+	if (ep_side_attach(&p->a) || ep_side_attach(&p->b))
 		return -1;
-	p->a.attached = true;
-	if (uiw_qp_llp_attach(p->b.qp, &p->b.lp, &ep_ops, &p->b))
-		return -1;
-	p->b.attached = true;
 	return 0;
 }
 
@@ -151,6 +163,7 @@ static int side_close(struct ep_side *s)
 	ep_side_detach(s, UIW_E_MPA_CLOSED);
 	if (s->qp && uiw_qp_destroy(s->qp))
 		bad++;
+	uiw_mpa_fini(&s->mpa);
 	if (s->cq && uiw_cq_destroy(s->cq))
 		bad++;
 	if (s->pd && uiw_pd_free(s->pd))
@@ -180,9 +193,10 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 	struct iovec iov[1024];
 	size_t moved = 0;
 
-	for (;;) {
-		int n = uiw_qp_tx_iov(s->qp, iov, p->tx_iov_max ?
-				      p->tx_iov_max : 64);
+	/* An abortive close detaches the side from inside tx_done. */
+	while (s->attached) {
+		int n = uiw_mpa_tx_iov(&s->mpa, iov, p->tx_iov_max ?
+				       p->tx_iov_max : 64, NULL);
 		size_t total = 0, take, k, o;
 		int i;
 
@@ -204,7 +218,7 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 		memcpy(s->q + s->q_len, s->out + s->out_len, take);
 		s->out_len += take;
 		s->q_len += take;
-		uiw_qp_tx_done(s->qp, take);
+		uiw_mpa_tx_done(&s->mpa, take);
 		moved += take;
 	}
 	return moved;

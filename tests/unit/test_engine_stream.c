@@ -264,8 +264,7 @@ static void replay(struct rec *r, size_t split, int iov, size_t cut,
 	/* The recorded stream runs ahead of the Responses it waited for;
 	 * a deep IRQ keeps the replay inside IRD. */
 	s->lp.ird = 128;
-	assert_int_equal(uiw_qp_llp_attach(s->qp, &s->lp, &ep_ops, s), 0);
-	s->attached = true;
+	assert_int_equal(ep_side_attach(s), 0);
 	post_b_recvs(r, s->qp);
 
 	while (off < r->stream_len) {
@@ -447,8 +446,7 @@ static void mut_run(struct rec *r, const uint8_t *buf, size_t len,
 	assert_non_null(s->qp);
 	s->lp = r->p.b.lp;
 	s->lp.ird = 128;
-	assert_int_equal(uiw_qp_llp_attach(s->qp, &s->lp, &ep_ops, s), 0);
-	s->attached = true;
+	assert_int_equal(ep_side_attach(s), 0);
 	post_b_recvs(r, s->qp);
 
 	/* Feed in random pieces, transmitting in between. */
