@@ -1,6 +1,6 @@
 /*
  * MPA in Full Operation: attaching a connection's framing to its QP.
- * Transmit and receive live in mpa_tx.c and mpa_rx.c.
+ * Transmit is mpa_tx.c, receive mpa_rx.c.
  */
 #include "mpa.h"
 
@@ -11,28 +11,29 @@ int uiw_mpa_attach(struct uiw_mpa *m, struct uiw_qp *qp,
 		   const struct uiw_llp_params *lp,
 		   const struct uiw_llp_ops *ops, void *ctx)
 {
-	struct uiw_llp_params l = *lp;
+	struct uiw_llp_params a = *lp;
 	int ret;
 
-	memset(m, 0, sizeof(*m));
 	m->qp = qp;
 	m->p = *p;
+	memset(&m->tx, 0, sizeof(m->tx));
 	ret = uiw_mpa_rx_init(m);
 	if (ret < 0)
 		return ret;
-	/* RFC 5044 §7.1.2 rule 4: the responder holds until it has
-	 * received a valid FPDU (mpa_rx.c releases it); TCP delivers in
-	 * order. */
-	l.tx_held = p->hold;
-	l.unordered = false;
-	l.mulpdu = p->mulpdu;
-	l.crc = p->crc;
-	l.markers_tx = p->markers_tx;
-	l.markers_rx = p->markers_rx;
-	return uiw_qp_llp_attach(qp, &l, ops, ctx);
+	a.mulpdu = p->mulpdu;
+	/* TCP delivers in order (RFC 5044 §1). */
+	a.unordered = false;
+	/* RFC 5044 §7.1.2 rule 4: the responder sends no FPDU before it
+	 * has received a valid one (the receive side releases it). */
+	a.tx_held = p->hold;
+	a.crc = p->crc;
+	a.markers_tx = p->markers_tx;
+	a.markers_rx = p->markers_rx;
+	return uiw_qp_llp_attach(qp, &a, ops, ctx);
 }
 
 void uiw_mpa_fini(struct uiw_mpa *m)
 {
 	uiw_mpa_rx_fini(m);
+	memset(&m->tx, 0, sizeof(m->tx));
 }

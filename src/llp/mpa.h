@@ -39,15 +39,15 @@ struct uiw_mpa_params {
 
 /* ---- Transmit state (mpa_tx.c) ---------------------------------------- */
 
-#define UIW_MPA_TX_FPDUS 64        /* FPDUs framed ahead of the socket */
+#define UIW_MPA_TX_FPDUS 64        /* FPDUs framed ahead of the carrier */
 
-/* One FPDU as framed: where it lies in the stream, its length field and
- * CRC; the segment itself stays the engine's. */
+/* One FPDU as framed: where it lies in the stream and its CRC; the
+ * segment itself stays the engine's, and so does ULPDU_Length (written
+ * in the segment's headroom, right before its header). */
 struct uiw_mpa_tx_fpdu {
 	const struct uiw_seg_out *seg;
 	uint64_t pos;              /* stream position of its first octet */
 	uint32_t len;              /* stream octets, markers included */
-	uint8_t lenf[UIW_MPA_LEN_FIELD];
 	uint8_t crc[UIW_MPA_CRC_LEN];
 };
 
@@ -121,9 +121,12 @@ struct uiw_mpa {
 	struct uiw_mpa_rx rx;
 };
 
-/* Initialises m for qp and attaches it (uiw_qp_llp_attach with lp, to
- * which the hold and what uiw_qp_query reports are added; ops and ctx
- * are the carrier's).  Returns 0 or -errno; uiw_mpa_fini in any case. */
+/* Initialises m for qp and attaches it: uiw_qp_llp_attach with lp (its
+ * IRD, ORD, RTR and setup_term), to which m adds MULPDU (p->mulpdu),
+ * in-order delivery, the responder's hold (p->hold, released by the
+ * receive side after the first valid FPDU) and what uiw_qp_query
+ * reports; ops and ctx are the carrier's.  Returns 0 or -errno;
+ * uiw_mpa_fini in any case. */
 int uiw_mpa_attach(struct uiw_mpa *m, struct uiw_qp *qp,
 		   const struct uiw_mpa_params *p,
 		   const struct uiw_llp_params *lp,
@@ -184,20 +187,65 @@ int uiw_mpa_rx_feed(struct uiw_mpa *m, const void *buf, size_t len,
 
 /* ---- Transmit (mpa_tx.c) ------------------------------------------------ */
 
-/* Fills at most max iovecs with the next octets to send (FPDUs with
- * length fields, headers, payload slices of registered memory, pad,
- * markers and CRC); returns the count, 0 when there is nothing to send
- * now.  ends[] (may be NULL) gets the stream end of each whole FPDU the
- * iovecs hold, *nends their count (at most max_ends): the alignment plan
- * of the carrier cuts messages there (RFC 5044 §5.1).  The rest of a
+/* A batch of octets to send, as uiw_mpa_tx_iov handed it out. */
+struct uiw_mpa_batch {
+	const struct iovec *iov;
+	int n;
+	size_t total;              /* octets */
+	uint64_t pos;              /* stream position of the first octet */
+	bool mid;                  /* it starts inside an FPDU (the rest of
+				      one partly sent) */
+	uint64_t ends[UIW_MPA_TX_FPDUS];  /* stream ends of the FPDUs that
+					     end in it, in order */
+	unsigned nends;
+};
+
+/* Fills at most max iovecs with the next octets to send (FPDUs: length
+ * field and header, payload slices of registered memory, pad, markers
+ * and CRC); returns the count, 0 when there is nothing to send now.  b
+ * (may be NULL) describes the batch for uiw_mpa_plan.  The rest of a
  * partly sent FPDU comes alone, so that the next message starts with a
- * whole FPDU.  The iovecs stay valid until tx_done accounts for them. */
+ * whole FPDU (RFC 5044 §5.1).  The iovecs stay valid until tx_done
+ * accounts for them. */
 int uiw_mpa_tx_iov(struct uiw_mpa *m, struct iovec *iov, int max,
-		   uint64_t *ends, unsigned max_ends, unsigned *nends);
+		   struct uiw_mpa_batch *b);
 /* n octets of the last tx_iov were sent.  Returns false when there is
  * nothing more to send now, true when there may be. */
 bool uiw_mpa_tx_done(struct uiw_mpa *m, size_t n);
 /* Stream position of the next octet to send. */
 uint64_t uiw_mpa_tx_pos(const struct uiw_mpa *m);
+
+/* ---- The alignment plan (mpa_tx.c) -------------------------------------- */
+
+/* What the carrier knows of its transport. */
+struct uiw_mpa_plan_in {
+	uint32_t emss;             /* FPDUs share a message up to this many
+				      octets (RFC 5044 §4.5 EMSS) */
+	bool multi;                /* a message may span segments: TCP cuts
+				      it at every EMSS from its start, and
+				      full FPDUs fill segments exactly */
+	bool unaligned;            /* alignment given up: runs of FPDUs */
+	bool markers;              /* markers are inserted */
+};
+/* One message of a batch. */
+struct uiw_mpa_msg {
+	const struct iovec *iov;
+	size_t iovlen;
+};
+/* A batch no longer than this goes as one message when it starts and
+ * ends at FPDU boundaries (no markers): the usual batch of a ping-pong,
+ * whose FPDUs would share a segment anyway. */
+#define UIW_MPA_PLAN_SMALL 512
+/* Cuts the batch b into messages at FPDU boundaries (RFC 5044 §5.1),
+ * at most msg_max (mv: room for b->n + msg_max iovecs, the pieces of
+ * cut iovecs).  Returns the count (>= 1 for a non-empty batch);
+ * *planned gets the octets they hold (the batch, or its whole FPDUs
+ * when it ends in a cut one), *eor whether each message must end its
+ * transport segment (false: the transport may append the next message
+ * to its last segment).  Pure: no I/O, no state. */
+unsigned uiw_mpa_plan(const struct uiw_mpa_batch *b,
+		      const struct uiw_mpa_plan_in *in, struct iovec *mv,
+		      struct uiw_mpa_msg *msg, unsigned msg_max,
+		      size_t *planned, bool *eor);
 
 #endif

@@ -1,6 +1,10 @@
 /*
  * MPA over TCP in Full Operation.
  *
+ * The MPA framing is mpa.h's (FPDUs, markers, CRC, the responder's hold
+ * and the alignment plan); this file moves octets and turns TCP events
+ * into engine and framing calls.
+ *
  * Receive runs on the progress thread (or, in poll mode, on the
  * application's thread inside uiw_cq_poll, see tcp_poll): it asks the
  * engine where the next octets go (uiw_qp_rx_iov), reads them straight
@@ -12,8 +16,8 @@
  * work request (ops->kick) sends at once without a thread hop, and the
  * progress thread takes over when the socket is full (EPOLLOUT) or after
  * receive.  Each batch of FPDUs goes out in one system call, cut into
- * messages at FPDU boundaries, small FPDUs sharing a message, so that
- * TCP segments start at FPDU boundaries (see tx_plan).
+ * messages by the framing's alignment plan (uiw_mpa_plan), so that TCP
+ * segments start at FPDU boundaries.
  *
  * Closing (RFC 5044 §7.2, RFC 5040 §6): when the engine asks for an
  * orderly close we send what is queued (a Terminate, say), shut our half
@@ -38,6 +42,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "mpa.h"
 #include "../rnic/rnic.h"
 #include "../rt/log.h"
 #include "../rt/rt.h"
@@ -90,9 +95,8 @@ struct tcp_scratch {
 	struct iovec iov[TCP_IOV_MAX];
 	struct iovec mv[TCP_IOV_MAX + TCP_MSG_MAX];
 	struct mmsghdr mm[TCP_MSG_MAX];
-	uint64_t mm_end[TCP_MSG_MAX];     /* stream end of its last FPDU */
-	uint64_t mm_stop[TCP_MSG_MAX];    /* stream end of the message */
-	struct uiw_mpa_piece pieces[UIW_MPA_MAX_PIECES(0xffffu)];
+	struct uiw_mpa_msg msg[TCP_MSG_MAX];
+	struct uiw_mpa_batch batch;
 	/* Receive: where the engine's octets go, plus the staging buffer
 	 * the octets after them are read ahead into. */
 	struct iovec riov[TCP_IOV_MAX + 1];
@@ -141,7 +145,6 @@ _Atomic uint64_t uiw_tcp_tx_bulk_msgs;
 struct uiw_tcp {
 	struct uiw_rt *rt;
 	struct uiw_qp *qp;
-	struct uiw_mpa mpa;          /* the framing (mpa.h) */
 	int fd;
 	uint32_t qpn;
 	uint32_t emss;               /* FPDUs packed into one message up to
@@ -157,10 +160,9 @@ struct uiw_tcp {
 	/* Under tx_lock: */
 	bool fd_closed;
 	bool markers_tx;
-	bool unaligned;              /* FPDU boundaries lost: plain sends */
-	uint64_t tx_pos;             /* octets of Full Operation sent */
-	uint64_t fpdu_end;           /* end of the FPDU in progress (without
-					alignment UINT64_MAX: not known) */
+	bool unaligned;              /* alignment given up: runs of FPDUs */
+	struct uiw_mpa mpa;          /* the framing; transmit half under
+					tx_lock */
 
 	/* Receive: one reader at a time (rx_lock), the progress thread or,
 	 * in poll mode, the application thread in uiw_cq_poll. */
@@ -195,249 +197,6 @@ static void tcp_tx_push(struct uiw_tcp *t);
 
 /* ---- Transmit -------------------------------------------------------- */
 
-/*
- * FPDU alignment (RFC 5044 §5.1): "MPA transmitters SHOULD also use
- * whatever facilities the TCP stack presents to cause the TCP
- * transmitter to start TCP segments at FPDU boundaries."  Each batch
- * from the engine is cut at FPDU boundaries into the messages of one
- * sendmmsg; a message that ends an FPDU carries MSG_EOR, so Linux never
- * appends the next message to its segment.  Consecutive FPDUs share a
- * message while together they fit in the EMSS: small FPDUs then share
- * a segment that still begins at an FPDU boundary, and a burst of small
- * work requests costs one system call and a few segments instead of one
- * of each per FPDU (not with markers: decoders such as Wireshark find
- * markers only in an FPDU that fills its segment alone).  FPDUs are
- * located with uiw_mpa_layout, the layout the engine framed them with;
- * with TCP_NODELAY and MULPDU from the EMSS, each message then travels
- * in a segment of its own unless TCP itself splits one (window limits,
- * RFC 5044 §5.1).
- *
- * Where TCP's segment size is the EMSS itself (Ethernet MTUs: a full
- * FPDU is exactly one segment), one message carries many segments'
- * worth: TCP cuts a message at every MSS from its start, so FPDUs that
- * fill their segments exactly, and small ones packed as above, still
- * start segments, and a bulk transfer costs one message per batch
- * instead of one per 1448 octets.  On loopback (MTU 65536) a full FPDU
- * (at most 64776 octets, MULPDU 64768) is shorter than the segment
- * (65483) and each still needs a message of its own.  uiw_conn_param's
- * align OFF gives alignment up (t->unaligned from the start): a batch
- * then goes in one message and TCP cuts it where it will.
- */
-
-#define TCP_FEND_MAX 256             /* FPDU ends kept per batch */
-
-/* The octet off octets after iovec i, offset ioff; -1 past the batch. */
-static int batch_byte(const struct iovec *iov, int n, int i, size_t ioff,
-		      size_t off)
-{
-	off += ioff;
-	for (; i < n; i++) {
-		if (off < iov[i].iov_len)
-			return ((const uint8_t *)iov[i].iov_base)[off];
-		off -= iov[i].iov_len;
-	}
-	return -1;
-}
-
-/* Stream end of the FPDU that starts at pos (iovec i, offset ioff);
- * false when its ULPDU_Length is not in the batch. */
-static bool fpdu_end_at(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-			uint64_t pos, int i, size_t ioff, uint64_t *end)
-{
-	size_t skip = 0;
-	uint32_t flen;
-	int hi, lo;
-
-	/* RFC 5044 §4.3: a marker on a 512-octet boundary comes first. */
-	if (t->markers_tx && pos % UIW_MPA_MARKER_INTERVAL == 0)
-		skip = UIW_MPA_MARKER_LEN;
-	hi = batch_byte(sc->iov, n, i, ioff, skip);
-	lo = batch_byte(sc->iov, n, i, ioff, skip + 1);
-	if (hi < 0 || lo < 0)
-		return false;
-	if (!t->markers_tx) {
-		*end = pos + uiw_mpa_plain_len((uint32_t)(hi << 8 | lo));
-		return true;
-	}
-	if (!uiw_mpa_layout(pos, (uint32_t)(hi << 8 | lo), t->markers_tx,
-			    sc->pieces, UIW_MPA_MAX_PIECES(0xffffu), &flen))
-		return false;
-	*end = pos + flen;
-	return true;
-}
-
-/* For tx_plan, the usual batch of a ping-pong: a few small whole FPDUs
- * (a batch shorter than TCP_IOV_MAX iovecs ends at a frame's end),
- * starting at an FPDU boundary, no markers.  Whole FPDUs that fit a
- * segment share one message; this makes it without walking them.
- * Should the kernel take only part, the rest goes as one message too
- * (t->fpdu_end is the batch's end). */
-static bool tx_small(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-		     size_t total, unsigned *nf)
-{
-	struct msghdr *h = &sc->mm[0].msg_hdr;
-
-	if (total > TCP_TX_GATHER || n >= TCP_IOV_MAX || t->markers_tx ||
-	    t->fpdu_end > t->tx_pos)
-		return false;
-	memset(h, 0, sizeof(*h));
-	h->msg_iov = sc->iov;
-	h->msg_iovlen = (size_t)n;
-	sc->mm_end[0] = sc->mm_stop[0] = t->tx_pos + total;
-	*nf = 0;
-	return true;
-}
-
-/* Appends the batch's next len octets (iovec *i, offset *ioff) to
- * message h, as iovecs from sc->mv[*nv] on. */
-static void msg_take(struct tcp_scratch *sc, struct msghdr *h, int *i,
-		     size_t *ioff, unsigned *nv, size_t len)
-{
-	while (len > 0) {
-		size_t take = sc->iov[*i].iov_len - *ioff;
-
-		if (take > len)
-			take = len;
-		sc->mv[*nv].iov_base = (uint8_t *)sc->iov[*i].iov_base + *ioff;
-		sc->mv[*nv].iov_len = take;
-		(*nv)++;
-		h->msg_iovlen++;
-		*ioff += take;
-		len -= take;
-		if (*ioff == sc->iov[*i].iov_len) {
-			(*i)++;
-			*ioff = 0;
-		}
-	}
-}
-
-/* Without alignment, the stream end of a message that ends the batch
- * (for t->fpdu_end): the batch's end is an FPDU's unless the iovec
- * limit cut it (uiw_qp_tx_iov), and then no FPDU boundary is known until
- * a batch ends whole. */
-static uint64_t batch_end(const struct uiw_tcp *t, int n, size_t total)
-{
-	return n < TCP_IOV_MAX ? t->tx_pos + total : UINT64_MAX;
-}
-
-/* The whole batch as message 0. */
-static unsigned tx_whole(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-			 size_t total)
-{
-	memset(&sc->mm[0].msg_hdr, 0, sizeof(sc->mm[0].msg_hdr));
-	sc->mm[0].msg_hdr.msg_iov = sc->iov;
-	sc->mm[0].msg_hdr.msg_iovlen = (size_t)n;
-	sc->mm_end[0] = batch_end(t, n, total);
-	sc->mm_stop[0] = t->tx_pos + total;
-	return 1;
-}
-
-/* Alignment given up (uiw_conn_param's align, cm.h): the batch goes as
- * one message, except that a first whole FPDU goes alone when more
- * follows.  On loopback, Send ping-pong of two processes without uiwarp
- * (bench/wirepattern.c), 5 runs each: at 128 KiB (two full FPDUs and a
- * short one) one message took 31-51 µs, a message per FPDU 28-36, the
- * first alone and then the rest 32-34; at 256 KiB 46-59, 46-58 and
- * 47-49; at 512 KiB 61-66, 73-102 and 65-70.  uiwarp itself at one
- * placement of the CPUs (bench/cpuprobe.c): 128 KiB one message 31-48
- * µs, the first alone 31.2-34.6; 512 KiB 65-76 and 67-78.  One message
- * unless a single FPDU follows the first, tried later: worse at 128 KiB
- * (bench/profile.md). */
-static unsigned tx_runs(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-			size_t total)
-{
-	struct msghdr *h;
-	uint64_t end;
-	size_t ioff = 0;
-	unsigned nv = 0;
-	int i = 0;
-
-	if (t->fpdu_end > t->tx_pos || t->markers_tx ||
-	    !fpdu_end_at(t, sc, n, t->tx_pos, 0, 0, &end) ||
-	    end - t->tx_pos >= total)
-		return tx_whole(t, sc, n, total);
-	h = &sc->mm[0].msg_hdr;
-	memset(h, 0, sizeof(*h));
-	h->msg_iov = sc->mv;
-	msg_take(sc, h, &i, &ioff, &nv, (size_t)(end - t->tx_pos));
-	sc->mm_end[0] = sc->mm_stop[0] = end;
-	h = &sc->mm[1].msg_hdr;
-	memset(h, 0, sizeof(*h));
-	h->msg_iov = &sc->mv[nv];
-	msg_take(sc, h, &i, &ioff, &nv, total - (size_t)(end - t->tx_pos));
-	sc->mm_end[1] = batch_end(t, n, total);
-	sc->mm_stop[1] = t->tx_pos + total;
-	return 2;
-}
-
-/* Cuts the batch (n iovecs, total octets) into messages; returns their
- * count.  fend gets the stream ends of the whole FPDUs, *nf their
- * count.  multi: TCP's MSS is t->emss, a message may span segments. */
-static unsigned tx_plan(struct uiw_tcp *t, struct tcp_scratch *sc, int n,
-			size_t total, bool multi, uint64_t *fend,
-			unsigned *nf)
-{
-	uint64_t cur_end = t->fpdu_end;
-	size_t base = 0, ioff = 0, mlen = 0, fill;
-	unsigned k = 0, nv = 0;
-	bool open = false;           /* message k - 1 takes more FPDUs */
-	int i = 0;
-
-	if (tx_small(t, sc, n, total, nf))
-		return 1;
-	*nf = 0;
-	if (t->unaligned)
-		return tx_runs(t, sc, n, total);
-	while (base < total && *nf < TCP_FEND_MAX) {
-		uint64_t pos = t->tx_pos + base, end;
-		struct msghdr *h;
-		bool rest = cur_end > pos;   /* of a partly sent FPDU */
-		size_t len;
-
-		if (rest)
-			end = cur_end;
-		else if (!fpdu_end_at(t, sc, n, pos, i, ioff, &end))
-			break;
-		len = end - pos < total - base ? (size_t)(end - pos) :
-						 total - base;
-		/* A batch cut short (by the iovec limit) ends inside an FPDU:
-		 * send whole ones now, that one whole in the next batch. */
-		if (len < end - pos && k > 0)
-			break;
-		/* the octets of the message's last segment so far */
-		fill = multi ? mlen % t->emss : mlen;
-		if (open && !rest && len == end - pos &&
-		    fill + len <= t->emss && !t->markers_tx) {
-			h = &sc->mm[k - 1].msg_hdr;
-		} else {
-			if (k == TCP_MSG_MAX)
-				break;
-			h = &sc->mm[k].msg_hdr;
-			memset(h, 0, sizeof(*h));
-			h->msg_iov = &sc->mv[nv];
-			k++;
-			mlen = 0;
-		}
-		msg_take(sc, h, &i, &ioff, &nv, len);
-		mlen += len;
-		open = pos + len == end;
-		if (open)
-			fend[(*nf)++] = end;
-		sc->mm_end[k - 1] = end;
-		sc->mm_stop[k - 1] = pos + len;
-		cur_end = end;
-		base += len;
-	}
-	if (k == 0) {
-		/* Not an FPDU boundary we can find (never seen with our
-		 * engine): keep the octets flowing, give up alignment. */
-		UIW_DBG(2, "tcp qp %u: FPDU alignment lost", t->qpn);
-		t->unaligned = true;
-		return tx_whole(t, sc, n, total);
-	}
-	return k;
-}
-
 /* True when a message of this batch may span TCP segments: no markers,
  * full FPDUs as long as the EMSS (not on loopback, where they are
  * shorter), more than a segment to send, and TCP's MSS now is that EMSS
@@ -458,9 +217,9 @@ static bool tx_multi(struct uiw_tcp *t, size_t total)
 /* One message.  A small one (an FPDU of a short Send or Write, a Read
  * Request, an acknowledgement-sized Terminate) is gathered and goes by
  * send(): the kernel takes a single buffer for less than it takes to
- * import a msghdr and its iovecs (on loopback an 8-octet Write's round
- * trip is ~0.2 µs shorter), and copying at most TCP_TX_GATHER octets
- * costs less than that.  Larger messages go as they are. */
+ * import a msghdr and its iovecs, and copying at most TCP_TX_GATHER
+ * octets costs less than that difference (bench/profile.md measures the
+ * round trip of small Writes).  Larger messages go as they are. */
 static ssize_t tx_one(struct tcp_scratch *sc, int fd,
 		      const struct msghdr *h, int fl)
 {
@@ -482,11 +241,10 @@ static ssize_t tx_one(struct tcp_scratch *sc, int fd,
 	return send(fd, sc->gather, len, fl);
 }
 
-/* Sends what the engine has, with the tx lock held. */
+/* Sends what the framing has, with the tx lock held. */
 static enum tx_result tx_locked(struct uiw_tcp *t)
 {
 	struct tcp_scratch *sc;
-	uint64_t fend[TCP_FEND_MAX];
 	int round;
 
 	if (t->fd_closed)
@@ -497,26 +255,34 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 		return TX_ERROR;
 	}
 	for (round = 0; round < TCP_TX_BUDGET; round++) {
-		int j, r, n = uiw_qp_tx_iov(t->qp, sc->iov, TCP_IOV_MAX);
-		size_t total = 0, sent = 0, planned = 0;
-		unsigned k, nf;
-		bool more;
+		struct uiw_mpa_batch *b = &sc->batch;
+		int j, r, n = uiw_mpa_tx_iov(&t->mpa, sc->iov, TCP_IOV_MAX, b);
+		struct uiw_mpa_plan_in in;
+		size_t sent = 0, planned;
+		unsigned k;
+		bool more, eor;
 		int fl;
 
 		if (n <= 0)
 			return TX_IDLE;
-		for (j = 0; j < n; j++)
-			total += sc->iov[j].iov_len;
-		k = tx_plan(t, sc, n, total, tx_multi(t, total), fend, &nf);
+		in.emss = t->emss;
+		in.multi = tx_multi(t, b->total);
+		in.unaligned = t->unaligned;
+		in.markers = t->markers_tx;
+		k = uiw_mpa_plan(b, &in, sc->mv, sc->msg, TCP_MSG_MAX,
+				 &planned, &eor);
+		for (j = 0; j < (int)k; j++) {
+			struct msghdr *h = &sc->mm[j].msg_hdr;
+
+			memset(h, 0, sizeof(*h));
+			h->msg_iov = (struct iovec *)sc->msg[j].iov;
+			h->msg_iovlen = sc->msg[j].iovlen;
+		}
 		/* One system call for the batch.  The kernel takes the flags
 		 * of the call, not msg_flags, for every message: MSG_EOR
 		 * ends each message's last skb, so the next message starts a
-		 * segment of its own (a message cut inside an FPDU is only
-		 * ever the batch's single message, see tx_plan).  Without
-		 * alignment a single message goes without it; the two of
-		 * tx_runs keep it, so the rest starts at an FPDU. */
-		fl = MSG_DONTWAIT | MSG_NOSIGNAL |
-		     (t->unaligned && k == 1 ? 0 : MSG_EOR);
+		 * segment of its own. */
+		fl = MSG_DONTWAIT | MSG_NOSIGNAL | (eor ? MSG_EOR : 0);
 		if (k == 1) {
 			ssize_t w = tx_one(sc, t->fd, &sc->mm[0].msg_hdr, fl);
 
@@ -541,17 +307,7 @@ static enum tx_result tx_locked(struct uiw_tcp *t)
 					&uiw_tcp_tx_bulk_msgs, 1,
 					memory_order_relaxed);
 		}
-		planned = (size_t)(sc->mm_stop[k - 1] - t->tx_pos);
-		more = uiw_qp_tx_done(t->qp, sent);
-		t->tx_pos += sent;
-		/* The FPDU the stream now stands in (for MSG_EOR). */
-		t->fpdu_end = sc->mm_end[k - 1];
-		for (j = 0; j < (int)nf; j++) {
-			if (fend[j] >= t->tx_pos) {
-				t->fpdu_end = fend[j];
-				break;
-			}
-		}
+		more = uiw_mpa_tx_done(&t->mpa, sent);
 		/* The kernel stops at a message it could not take whole:
 		 * the socket is full. */
 		if (sent < planned)
@@ -1143,6 +899,9 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
 	UIW_DBG(1, "tcp qp %u: closed (%s%s)", t->qpn,
 		abortive ? "reset, " : "", uiw_err_str(err));
 	uiw_qp_llp_detach(t->qp, err);
+	/* Neither sender nor reader touches the framing any more: the fd
+	 * is closed under both locks' flags. */
+	uiw_mpa_fini(&t->mpa);
 	fn = t->closed_fn;
 	t->closed_fn = NULL;
 	if (fn)
@@ -1167,18 +926,17 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
  *
  * To this host (loopback) the round trip is a few microseconds and the
  * pipe is memory: a deep buffer only lets the queue grow beyond the
- * caches whenever the receiver falls behind.  On an idle machine 4 MiB
- * and 256 KiB move bulk data at the same rate; with another busy
- * process on the same two CPUs, 256 KiB moved it 1.5 to 2 times faster
- * (bench/profile.md).  So the buffer holds the FPDUs and at least
- * TCP_SNDBUF_LOCAL.
+ * caches whenever the receiver falls behind: a smaller buffer moves bulk
+ * data as fast on an idle machine and faster beside another busy
+ * process (bench/profile.md, "The send buffer").  So the buffer holds
+ * the FPDUs and at least TCP_SNDBUF_LOCAL.
  *
  * Where runs of FPDUs go as one message (alignment not kept, the
  * default to this host), a message the socket cannot take whole is cut
  * by the kernel, and its rest waits until the peer has read half the
- * queue: a 512 KiB Send ping-pong took 75-87 µs with the 512 KiB grant
- * of 256 KiB against 63-70 µs with room for the whole message.  Such
- * connections ask for TCP_SNDBUF_RUNS (a 1 MiB grant), or, where
+ * queue, so the buffer must take a large message whole
+ * (bench/profile.md compares the grants with a 512 KiB ping-pong).
+ * Such connections ask for TCP_SNDBUF_RUNS (a 1 MiB grant), or, where
  * wmem_max does not allow that much, leave the kernel's autotuning
  * alone (it grows to tcp_wmem[2]).
  */
@@ -1390,16 +1148,15 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 			strerror(errno));
 	/* RFC 5044 §4.5 / §8: MULPDU from the current EMSS. */
 	emss = tcp_emss(fd, p->markers_tx);
-	lp.mulpdu = uiw_mpa_mulpdu((uint32_t)emss, p->markers_tx);
-	mp.mulpdu = lp.mulpdu;
+	mp.mulpdu = uiw_mpa_mulpdu((uint32_t)emss, p->markers_tx);
 	t->emss = (uint32_t)emss;
 	t->fpdu_fills = !p->markers_tx &&
-			tcp_full_fpdu(lp.mulpdu) == (uint32_t)emss;
+			tcp_full_fpdu(mp.mulpdu) == (uint32_t)emss;
 	/* uiw_conn_param's align (cm.h): OFF gives alignment up, and so
 	 * does the default to this host, where a full FPDU is shorter than
-	 * a segment and alignment would cost a message per FPDU (the
-	 * kernel's per-message work: a 512 KiB Send ping-pong 1.6 times as
-	 * long, bench/profile.md).  With markers it is kept: decoders find
+	 * a segment and alignment would cost a message per FPDU, each with
+	 * the kernel's per-message work (bench/profile.md, the message per
+	 * FPDU at 256 KiB-1 MiB).  With markers it is kept: decoders find
 	 * them in FPDUs that start segments. */
 	local = uiw_tcp_peer_local(fd);
 	t->unaligned = p->align == UIW_TCP_ALIGN_NEVER ||
@@ -1415,12 +1172,13 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	}
 	ret = uiw_mpa_attach(&t->mpa, qp, &mp, &lp, &tcp_ops, t);
 	if (ret < 0) {
+		uiw_mpa_fini(&t->mpa);
 		uiw_rt_watch_del(t->watch);
 		goto fail;
 	}
 	UIW_DBG(1, "tcp qp %u: full operation, emss %d mulpdu %u crc %d "
 		"markers tx %d rx %d ird %u ord %u%s%s%s", t->qpn, emss,
-		lp.mulpdu, mp.crc, mp.markers_tx, mp.markers_rx, lp.ird,
+		mp.mulpdu, mp.crc, mp.markers_tx, mp.markers_rx, lp.ird,
 		lp.ord, mp.hold ? " (responder)" : "",
 		lp.rtr_send || lp.rtr_recv ? " peer-to-peer" : "",
 		t->fpdu_fills ? ", full FPDUs fill segments" : "");

@@ -54,8 +54,8 @@
 _Static_assert(UIW_EXT_AOQ >= UIW_MAX_ORD,
 	       "the atomic queue must hold ORD requests");
 _Static_assert(UIW_DDP_UNTAGGED_HDR_LEN + UIW_ATOMIC_REQ_LEN <=
-	       UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD,
-	       "an Atomic Request must fit a frame's header octets");
+	       UIW_SEG_KEEP,
+	       "an Atomic Request must fit a segment's header octets");
 
 /* ---- Posting ------------------------------------------------------------- */
 
@@ -140,67 +140,49 @@ void uiw_ext_post_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
 
 /* ---- Transmit ------------------------------------------------------------ */
 
-/* The DDP header of an RFC 7306 message: untagged, one segment (each
- * is at most 52 octets, far below any MULPDU), MO 0, the Invalidate
- * STag zero (§4.1). */
-static size_t ext_hdr(uint8_t *p, uint8_t opcode, uint32_t qn, uint32_t msn)
-{
-	struct uiw_ddp_hdr h;
-
-	memset(&h, 0, sizeof(h));
-	h.tagged = false;
-	h.last = true;
-	h.ddp_ver = UIW_DDP_VERSION;
-	h.rdmap_ver = UIW_RDMAP_VERSION;
-	h.opcode = opcode;
-	h.qn = qn;
-	h.msn = msn;
-	h.mo = 0;
-	return uiw_ddp_hdr_encode(p, &h);
-}
+/* RFC 7306 messages are untagged and one segment each (each is at most
+ * 52 octets, far below any MULPDU), MO 0, the Invalidate STag zero
+ * (§4.1); the RDMAP octets are the engine's own. */
 
 bool uiw_ext_build_sq(struct uiw_qp *qp)
 {
 	struct uiw_tx_msg *m = &qp->msg;
 	struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
 	struct uiw_qp_ext *x = &qp->ext;
-	const size_t room = UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD;
-	struct uiw_tx_frame *f;
+	struct uiw_tx_seg *g;
 	uint8_t *p;
-	size_t hl;
+	size_t room;
 
 	if (uiw_wr_is_atomic(s->opcode)) {
 		/* §5.2.1 rules 1, 2, 5, 6: untagged, queue 1, in order. */
-		f = uiw_tx_frame_new(qp, UIW_FR_SQ, m->idx);
-		p = f->hdr + UIW_MPA_LEN_FIELD;
 		s->msn = qp->tx_msn[UIW_QN_READ_REQ]++;
 		s->areq.req_id = m->idx;
-		hl = ext_hdr(p, UIW_OP_ATOMIC_REQ, UIW_QN_READ_REQ, s->msn);
-		hl += uiw_atomic_req_encode(p + hl, room - hl, &s->areq);
-		f->hlen = (uint8_t)hl;
+		g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
+					UIW_OP_ATOMIC_REQ, true,
+					UIW_QN_READ_REQ, s->msn, 0, 0);
+		p = uiw_tx_seg_tail(g, &room);
+		uiw_tx_seg_keep(g, uiw_atomic_req_encode(p, room, &s->areq));
 		x->aoq[(x->aoq_head + x->aoq_count) % UIW_EXT_AOQ] = m->idx;
 		x->aoq_count++;
-		s->frames++;
 		s->state = UIW_SQ_BUILT;
 		m->kind = UIW_MSG_NONE;
-		uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+		uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 		return true;
 	}
 	if (s->opcode == UIW_WR_IMMEDIATE ||
 	    (s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM && m->imm_next)) {
 		/* §6.3: untagged, queue 0 with the Sends' MSNs, 8 octets. */
-		f = uiw_tx_frame_new(qp, UIW_FR_SQ, m->idx);
-		p = f->hdr + UIW_MPA_LEN_FIELD;
 		s->msn = qp->tx_msn[UIW_QN_SEND]++;
-		hl = ext_hdr(p, s->solicited ? UIW_OP_IMM_SE : UIW_OP_IMM,
-			     UIW_QN_SEND, s->msn);
-		hl += uiw_imm_encode(p + hl, room - hl, s->imm);
-		f->hlen = (uint8_t)hl;
-		s->frames++;
+		g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
+					s->solicited ? UIW_OP_IMM_SE
+						     : UIW_OP_IMM,
+					true, UIW_QN_SEND, s->msn, 0, 0);
+		p = uiw_tx_seg_tail(g, &room);
+		uiw_tx_seg_keep(g, uiw_imm_encode(p, room, s->imm));
 		s->state = UIW_SQ_BUILT;
 		m->kind = UIW_MSG_NONE;
 		m->imm_next = false;
-		uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+		uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 		return true;
 	}
 	return false;
@@ -241,7 +223,7 @@ bool uiw_ext_resp_ready(struct uiw_qp *qp)
 	    !uiw_irq_at(qp, qp->irq_next)->atomic)
 		return true;
 	/* Entries before irq_next are built; those still in use have
-	 * frames with the LLP. */
+	 * segments with the framing. */
 	for (c = qp->irq_head; c != qp->irq_next; c++) {
 		const struct uiw_irq_ent *e = uiw_irq_at(qp, c);
 
@@ -255,11 +237,10 @@ bool uiw_ext_build_resp(struct uiw_qp *qp)
 {
 	struct uiw_tx_msg *m = &qp->msg;
 	struct uiw_irq_ent *e = uiw_irq_at(qp, m->idx);
-	const size_t room = UIW_FRAME_HDR_MAX - UIW_MPA_LEN_FIELD;
 	struct uiw_atomic_resp resp;
-	struct uiw_tx_frame *f;
+	struct uiw_tx_seg *g;
 	uint8_t *p;
-	size_t hl;
+	size_t room;
 
 	if (!e->atomic)
 		return false;
@@ -275,18 +256,16 @@ bool uiw_ext_build_resp(struct uiw_qp *qp)
 	UIW_DBG(3, "qp %u: atomic %u at 0x%llx: 0x%016llx", qp->qpn,
 		e->areq.aopcode, (unsigned long long)e->areq.to,
 		(unsigned long long)resp.orig_value);
-	f = uiw_tx_frame_new(qp, UIW_FR_IRQ, m->idx);
-	p = f->hdr + UIW_MPA_LEN_FIELD;
 	/* §5.2.2 rules 2, 3: untagged, queue 3. */
-	hl = ext_hdr(p, UIW_OP_ATOMIC_RESP, UIW_QN_ATOMIC_RESP,
-		     qp->ext.tx_msn3++);
-	hl += uiw_atomic_resp_encode(p + hl, room - hl, &resp);
-	f->hlen = (uint8_t)hl;
-	e->frames++;
+	g = uiw_tx_seg_untagged(qp, UIW_SEG_IRQ, m->idx, UIW_OP_ATOMIC_RESP,
+				true, UIW_QN_ATOMIC_RESP, qp->ext.tx_msn3++, 0,
+				0);
+	p = uiw_tx_seg_tail(g, &room);
+	uiw_tx_seg_keep(g, uiw_atomic_resp_encode(p, room, &resp));
 	e->built = true;
 	qp->irq_unbuilt--;
 	m->kind = UIW_MSG_NONE;
-	uiw_tx_frame_commit(qp, f, (uint32_t)hl);
+	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 	return true;
 }
 

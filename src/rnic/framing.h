@@ -73,7 +73,8 @@ struct uiw_llp_params {
 				 the initiator may end the setup with a
 				 Terminate 2/0/6 or 2/0/7 (§9.1, §9.2) */
 	/* What uiw_qp_query reports of the lower layer (the engine does not
-	 * read these). */
+	 * read these; receive side, until mpa_rx.c: rx.c still reads crc
+	 * and markers_rx). */
 	uint8_t llp;          /* enum uiw_llp_kind */
 	bool crc, markers_tx, markers_rx;
 };
@@ -158,9 +159,13 @@ enum uiw_qp_state uiw_qp_state(struct uiw_qp *qp);
  * a Read Request, a Terminate, an atomic's request or response,
  * Immediate Data), then len - hlen payload octets taken from the pieces
  * at src, starting at piece src_i, offset src_off.  Valid, with the
- * memory it names, until uiw_qp_tx_sent reports it. */
+ * memory it names, until uiw_qp_tx_sent reports it.  hdr[0..hlen) is
+ * the engine's (read only); the UIW_SEG_HEADROOM octets right before
+ * hdr are the framing's to write, so that a unit's leading field and
+ * the header go out as one run (MPA's ULPDU_Length, RFC 5044 §4.1). */
+#define UIW_SEG_HEADROOM 4
 struct uiw_seg_out {
-	const uint8_t *hdr;
+	uint8_t *hdr;
 	uint32_t hlen;
 	uint32_t len;               /* hlen + payload */
 	const struct iovec *src;
@@ -171,8 +176,11 @@ struct uiw_seg_out {
 /* Fills out[] with at most max segments: those after the oldest skip
  * segments handed out and not yet reported sent, building new ones
  * while the engine may (a bounded number and octets ahead of
- * uiw_qp_tx_sent).  Returns the count, 0 when there is nothing (more) to
- * send now. */
+ * uiw_qp_tx_sent; none while held).  Returns the count, 0 when there is
+ * nothing (more) to send now, -ENOTCONN when the QP is not attached
+ * (the segments handed out before are void: forget them).  max may be
+ * 0: the framing has no room, the call only says whether it may go
+ * on. */
 int uiw_qp_tx_segs(struct uiw_qp *qp, uint32_t skip,
 		   const struct uiw_seg_out **out, int max);
 /* The oldest n segments handed out are sent whole (the framing keeps

@@ -108,13 +108,13 @@ void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
-/* A send WR is done when all its frames are out and, for a Read, its
+/* A send WR is done when all its segments are out and, for a Read, its
  * Response has been placed (RFC 5040 §5.5 rules 14 and 19). */
 void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr, struct uiw_qp_act *act)
 {
 	struct uiw_sq_slot *s = uiw_sq_at(qp, ctr);
 
-	if (s->state != UIW_SQ_BUILT || s->frames != 0)
+	if (s->state != UIW_SQ_BUILT || s->segs != 0)
 		return;
 	if (s->opcode == UIW_WR_RDMA_READ && !s->read_done)
 		return;
@@ -145,7 +145,7 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 
 		if (s->opcode == UIW_WR_RDMA_READ)
 			wc.byte_len = s->rd_got;
-		if (s->frames)
+		if (s->segs)
 			s->aborted = true;  /* holds go when they are sent */
 		else
 			uiw_sq_release_holds(qp, s);
@@ -236,9 +236,9 @@ void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
 
 	if (qp->state == UIW_QPS_TERMINATE || qp->state == UIW_QPS_ERROR)
 		return;
-	/* While the framing holds transmission (MPA's responder before its
-	 * first valid FPDU, RFC 5044 §7.1.2 rule 4) not even a Terminate
-	 * goes: the connection just closes. */
+	/* While the framing holds its segments (RFC 5044 §7.1.2 rule 4: a
+	 * responder that has not yet validated an FPDU sends none), not
+	 * even a Terminate goes: the connection just closes. */
 	term = f->send_term && qp->attached && !qp->tx_held;
 	qp_set_cause(qp, f->err, f->origin, term, f->detail);
 	if (term) {
@@ -314,12 +314,12 @@ void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act)
 	/* RFC 5040 §6: Closing ends once the queued work has gone out, the
 	 * Reads have their Responses (unless the peer cannot send any more)
 	 * and the peer's Read Requests are answered. */
-	if (qp->state == UIW_QPS_CLOSING && qp->fr_count == 0 &&
+	if (qp->state == UIW_QPS_CLOSING && qp->seg_count == 0 &&
 	    qp->msg.kind == UIW_MSG_NONE && qp->sq_next == qp->sq_tail &&
 	    qp->irq_next == qp->irq_tail &&
 	    (qp->rx_fin || (qp->orq_count == 0 && qp->ext.aoq_count == 0)))
 		qp->close_req = true;
-	if (qp->close_req && qp->fr_count == 0 && !qp->term_pending) {
+	if (qp->close_req && qp->seg_count == 0 && !qp->term_pending) {
 		qp->close_called = true;
 		act->close = true;
 		act->abortive = false;
@@ -448,7 +448,7 @@ static void qp_free_mem(struct uiw_qp *qp)
 	}
 	free(qp->orq);
 	free(qp->irq);
-	free(qp->fr);
+	free(qp->seg);
 	free(qp->rx.holds);
 	free(qp);
 }
@@ -474,10 +474,10 @@ static int qp_alloc_mem(struct uiw_qp *qp)
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
 	qp->orq_cap = UIW_MAX_ORD;
 	qp->orq = calloc(qp->orq_cap, sizeof(*qp->orq));
-	qp->fr = calloc(UIW_TX_FRAMES, sizeof(*qp->fr));
+	qp->seg = calloc(UIW_TX_SEGS, sizeof(*qp->seg));
 	qp->rx.holds_cap = nr + 1;
 	qp->rx.holds = calloc(qp->rx.holds_cap, sizeof(*qp->rx.holds));
-	if (!qp->sq || !qp->rq || !qp->orq || !qp->fr || !qp->rx.holds)
+	if (!qp->sq || !qp->rq || !qp->orq || !qp->seg || !qp->rx.holds)
 		return -ENOMEM;
 	src = calloc((size_t)qp->sq_size * ns, sizeof(*src));
 	sge = calloc((size_t)qp->sq_size * ns, sizeof(*sge));
@@ -510,11 +510,11 @@ static int qp_alloc_mem(struct uiw_qp *qp)
 
 /* At attach (the QP is Idle, nothing in flight): the inbound Read queue
  * for the negotiated IRD (entries stay until their Response is sent: up
- * to IRD not yet built, plus one per frame in flight), and room for the
+ * to IRD not yet built, plus one per segment in flight), and room for the
  * pieces of an FPDU with markers when the peer inserts them. */
 static int qp_attach_mem(struct uiw_qp *qp, const struct uiw_llp_params *lp)
 {
-	uint32_t cap = lp->ird + UIW_TX_FRAMES;
+	uint32_t cap = lp->ird + UIW_TX_SEGS;
 
 	if (qp->irq_cap < cap) {
 		struct uiw_irq_ent *irq = calloc(cap, sizeof(*irq));
@@ -852,7 +852,7 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	s->msn = 0;
 	s->rd_got = 0;
 	s->rd_last = false;
-	s->frames = 0;
+	s->segs = 0;
 	s->nsrc = 0;
 	s->num_sge = 0;
 	if (wr->opcode != UIW_WR_LOCAL_INV) {
@@ -1053,7 +1053,6 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 		goto out;
 	}
 	qp->lp = lp;
-	qp->tx_held = lp.tx_held;
 	qp->ops = ops;
 	qp->ctx = ctx;
 	qp->attached = true;
@@ -1063,12 +1062,13 @@ int uiw_qp_llp_attach(struct uiw_qp *qp, const struct uiw_llp_params *p,
 	uiw_tx_reset(qp);
 	uiw_rx_reset(qp);
 	uiw_rtr_attach(qp);
+	qp->tx_held = lp.tx_held;
 	qp->state = UIW_QPS_RTS;
-	UIW_DBG(1, "qp %u: RTS, mulpdu %u crc %d markers tx %d rx %d ird %u "
-		"ord %u%s", qp->qpn, lp.mulpdu, lp.crc, lp.markers_tx,
-		lp.markers_rx, lp.ird, lp.ord, lp.tx_held ? " held" : "");
-	/* Work requests posted while Idle are waiting: ask the LLP to
-	 * transmit (a responder waits for the first FPDU anyway). */
+	UIW_DBG(1, "qp %u: RTS, mulpdu %u ird %u ord %u%s%s", qp->qpn,
+		lp.mulpdu, lp.ird, lp.ord, lp.tx_held ? " held" : "",
+		lp.unordered ? " unordered" : "");
+	/* Work requests posted while Idle are waiting: ask the framing to
+	 * transmit (unless it holds its segments anyway). */
 	kick = (qp->sq_next != qp->sq_tail || qp->rtr.tx) && !lp.tx_held;
 out:
 	pthread_mutex_unlock(&qp->lock);
@@ -1136,12 +1136,6 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 	pthread_mutex_unlock(&qp->lock);
 	act.kick = act.close = false;
 	uiw_qp_act_run(qp, &act);
-}
-
-void uiw_qp_tx_release(struct uiw_qp *qp)
-{
-	/* Inside a receive turn: the framing transmits after it. */
-	qp->tx_held = false;
 }
 
 int uiw_qp_disconnect(struct uiw_qp *qp)

@@ -1,7 +1,7 @@
 /*
  * Queue pairs: the state shared by qp.c (verbs, states, completions and
- * flushing), tx.c (work requests and Read Responses into FPDUs) and
- * rx.c (the receive state machine and placement).
+ * flushing), tx.c (work requests and Read Responses into DDP segments)
+ * and rx.c (the receive state machine and placement).
  */
 #ifndef UIW_RNIC_QP_H
 #define UIW_RNIC_QP_H
@@ -20,13 +20,15 @@
 #include "../wire/ddp.h"
 #include "../wire/mpa.h"
 
-#define UIW_TX_FRAMES       64           /* FPDUs built ahead of the socket */
-#define UIW_TX_AHEAD        (1u << 20)   /* octets built ahead at most */
+#define UIW_TX_SEGS         64           /* segments built ahead of the
+					    framing */
+#define UIW_TX_AHEAD        (1u << 20)   /* segment octets built ahead at
+					    most */
 #define UIW_PIECES_MAX      UIW_MPA_MAX_PIECES(65535u)
-/* Header octets a frame keeps: ULPDU_Length, DDP header and the RDMAP
- * header of a Read Request or the Terminate payload. */
-#define UIW_FRAME_HDR_MAX   (UIW_MPA_LEN_FIELD + UIW_DDP_MAX_HDR_LEN + \
-			     UIW_TERM_MAX_LEN)
+/* Header octets a segment keeps: the DDP header and the RDMAP octets
+ * that are the engine's own (a Read Request, a Terminate, an atomic's
+ * request or response, Immediate Data; the longest is a Terminate). */
+#define UIW_SEG_KEEP        (UIW_DDP_MAX_HDR_LEN + UIW_TERM_MAX_LEN)
 
 /* ---- Send queue ---------------------------------------------------------- */
 
@@ -47,7 +49,7 @@ struct uiw_sq_slot {
 	bool fence;
 	bool inl;                   /* payload copied at post time */
 	bool holding;               /* holds on the source regions taken */
-	bool aborted;               /* flushed while frames were in flight */
+	bool aborted;               /* flushed while segments were in flight */
 	bool read_done;             /* Read: the last Response octet placed */
 	bool rd_last;               /* Read: the Response's last segment came */
 	uint32_t num_sge;
@@ -57,7 +59,7 @@ struct uiw_sq_slot {
 	uint64_t raddr;
 	uint32_t msn;               /* MSN the Send / Read Request got */
 	uint32_t rd_got;            /* Read: Response octets placed */
-	uint32_t frames;            /* frames built and not yet sent */
+	uint32_t segs;              /* segments built and not yet sent */
 	uint32_t nsrc;
 	struct iovec *src;          /* payload pieces (max_send_sge) */
 	struct uiw_sge *sge;        /* as posted (max_send_sge) */
@@ -91,7 +93,7 @@ struct uiw_irq_ent {
 	struct uiw_read_req rr;
 	struct uiw_mr_entry *hold;  /* the source region (size > 0) */
 	uint32_t off;               /* Response octets built */
-	uint32_t frames;            /* frames built and not yet sent */
+	uint32_t segs;              /* segments built and not yet sent */
 	bool used;
 	bool built;                 /* the last Response segment is built */
 	bool aborted;
@@ -102,23 +104,16 @@ struct uiw_irq_ent {
 
 /* ---- Transmit ------------------------------------------------------------ */
 
-enum uiw_fr_owner { UIW_FR_NONE = 0, UIW_FR_SQ, UIW_FR_IRQ, UIW_FR_TERM };
+enum uiw_seg_owner { UIW_SEG_NONE = 0, UIW_SEG_SQ, UIW_SEG_IRQ, UIW_SEG_TERM };
 
-/* One FPDU as built: its header octets, where its payload lies in
- * registered memory, its CRC.  The iovecs are derived from this (with
- * uiw_mpa_layout) whenever the LLP asks. */
-struct uiw_tx_frame {
-	uint64_t pos;               /* stream position of its first octet */
-	uint32_t len;               /* stream octets, markers included */
-	uint16_t ulen;              /* ULPDU_Length */
-	uint8_t hlen;               /* ULPDU octets kept in hdr (after LEN) */
-	uint8_t owner;              /* enum uiw_fr_owner */
+/* One DDP segment as built: the part the framing sees, what it belongs
+ * to, and its header octets (after the framing's headroom). */
+struct uiw_tx_seg {
+	struct uiw_seg_out out;
+	uint8_t owner;              /* enum uiw_seg_owner */
 	uint32_t idx;               /* SQ slot or IRQ entry */
-	const struct iovec *src;    /* payload pieces */
-	uint32_t nsrc, src_i, src_off;
-	struct iovec one;           /* the piece of a Read Response */
-	uint8_t crc[UIW_MPA_CRC_LEN];
-	uint8_t hdr[UIW_FRAME_HDR_MAX];
+	struct iovec one;           /* the payload piece of a Read Response */
+	uint8_t buf[UIW_SEG_HEADROOM + UIW_SEG_KEEP];
 };
 
 enum uiw_msg_kind { UIW_MSG_NONE = 0, UIW_MSG_SQ, UIW_MSG_IRQ };
@@ -223,7 +218,6 @@ struct uiw_qp {
 	const struct uiw_llp_ops *ops;
 	void *ctx;
 	struct uiw_llp_params lp;
-	bool tx_held;               /* the framing holds transmission */
 	/* Poll mode: entries in the send and receive CQs' poller lists
 	 * while attached to an LLP with ops->poll (one when they are the
 	 * same CQ).  Changed only by attach and detach. */
@@ -253,12 +247,12 @@ struct uiw_qp {
 	struct uiw_irq_ent *irq;
 	uint32_t irq_cap, irq_head, irq_next, irq_tail, irq_unbuilt;
 
-	/* Transmit */
-	struct uiw_tx_frame *fr;
-	uint32_t fr_head, fr_count;
-	uint32_t fr_sent;           /* octets of fr[fr_head] sent */
-	uint64_t tx_pos;            /* stream position after the last frame */
-	uint64_t tx_unsent;         /* octets built and not yet sent */
+	/* Transmit: a ring of segments handed out and not yet sent. */
+	struct uiw_tx_seg *seg;
+	uint32_t seg_head, seg_count;
+	uint32_t tx_ahead;          /* octets of those segments */
+	bool tx_held;               /* the framing cannot carry segments yet
+				       (uiw_qp_tx_release) */
 	struct uiw_tx_msg msg;
 	uint32_t tx_msn[3];
 	bool term_pending, term_built;
@@ -322,12 +316,34 @@ static inline struct uiw_irq_ent *uiw_irq_at(struct uiw_qp *qp, uint32_t c)
 /* tx.c */
 void uiw_tx_reset(struct uiw_qp *qp);
 bool uiw_tx_wanted(const struct uiw_qp *qp);
-/* A new frame at the end of the ring (the caller checked there is room)
- * and its commit once hdr, hlen and src are set: for atomic.c. */
-struct uiw_tx_frame *uiw_tx_frame_new(struct uiw_qp *qp, uint8_t owner,
-				      uint32_t idx);
-void uiw_tx_frame_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
-			 uint32_t ulen);
+/* The one builder of segments (for tx.c, atomic.c, rtr.c).  A new
+ * segment at the end of the ring (tx_build checked there is room), its
+ * DDP header encoded (RFC 5041 §4: DDP and RDMAP version 1): tagged
+ * (§4.2) with stag and to, or untagged (§4.3) on queue qn with msn, mo
+ * and the RDMAP Invalidate STag inv (RFC 5040 §4.3).  RDMAP octets the
+ * engine keeps go after it (uiw_tx_seg_tail, then uiw_tx_seg_keep);
+ * uiw_tx_seg_commit adds the payload, if any, and hands it out. */
+struct uiw_tx_seg *uiw_tx_seg_tagged(struct uiw_qp *qp, uint8_t owner,
+				     uint32_t idx, uint8_t opcode, bool last,
+				     uint32_t stag, uint64_t to);
+struct uiw_tx_seg *uiw_tx_seg_untagged(struct uiw_qp *qp, uint8_t owner,
+				       uint32_t idx, uint8_t opcode,
+				       bool last, uint32_t qn, uint32_t msn,
+				       uint32_t mo, uint32_t inv);
+/* Where RDMAP octets go after what the segment holds, and how many fit. */
+static inline uint8_t *uiw_tx_seg_tail(struct uiw_tx_seg *g, size_t *room)
+{
+	*room = UIW_SEG_KEEP - g->out.hlen;
+	return g->buf + UIW_SEG_HEADROOM + g->out.hlen;
+}
+static inline void uiw_tx_seg_keep(struct uiw_tx_seg *g, size_t n)
+{
+	g->out.hlen += (uint32_t)n;
+}
+/* plen payload octets from src (piece src_i, offset src_off); 0: none. */
+void uiw_tx_seg_commit(struct uiw_qp *qp, struct uiw_tx_seg *g,
+		       uint32_t plen, const struct iovec *src, uint32_t src_i,
+		       uint32_t src_off);
 void uiw_tx_drop(struct uiw_qp *qp);
 void uiw_tx_abort(struct uiw_qp *qp);
 void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s);

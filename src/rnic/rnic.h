@@ -25,9 +25,6 @@ struct uiw_rt *uiw_device_rt(struct uiw_device *dev);
  * then calls ops->close(ctx, false). */
 int uiw_qp_disconnect(struct uiw_qp *qp);
 struct uiw_device *uiw_qp_device(const struct uiw_qp *qp);
-/* Transmit as FPDU octets (until mpa_tx.c takes the framing). */
-int uiw_qp_tx_iov(struct uiw_qp *qp, struct iovec *iov, int max);
-bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n);
 /* Default IRD/ORD a QP offers before negotiation. */
 void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
 			    uint32_t *ord);

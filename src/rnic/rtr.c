@@ -1,7 +1,7 @@
 /*
  * Peer-to-peer mode (RFC 6581 §9.2): the RTR indication.
  *
- * Initiator: the RTR agreed on in the MPA exchange is its first FPDU,
+ * Initiator: the RTR agreed on in the MPA exchange is its first message,
  * ahead of every work request (RFC 6581 §5: "MUST NOT allow any later
  * FULPDUs to be transmitted before the RTR indication"):
  *  - zero-length Send: untagged, queue 0, MSN 1, MO 0;
@@ -15,15 +15,16 @@
  * No work request, no completion: the application never sees it.
  *
  * Responder: it sends nothing before a valid FPDU (RFC 5044 §7.1.2
- * rule 4, hold_tx), and in peer-to-peer mode that FPDU must be one of
- * the RTR types its Reply accepted, in the form above (any STag and TO
- * for a Write, any sink for a Read).  A Send RTR consumes MSN 1 of
- * queue 0 but no receive buffer; a Write RTR places nothing; a Read RTR
- * goes on as an ordinary zero-length Read Request, whose zero-length
- * Response (RFC 5040 §5.2.1) is then the responder's first FPDU.  A
- * Terminate is taken as usual.  Anything else ends the stream with the
- * Terminate "no matching RTR option" (LLP, MPA, 0x07: RFC 6581 §8): the
- * initiator did not send the indication that was negotiated.
+ * rule 4, the framing's hold: tx_held), and in peer-to-peer mode that
+ * FPDU must be one of the RTR types its Reply accepted, in the form
+ * above (any STag and TO for a Write, any sink for a Read).  A Send RTR
+ * consumes MSN 1 of queue 0 but no receive buffer; a Write RTR places
+ * nothing; a Read RTR goes on as an ordinary zero-length Read Request,
+ * whose zero-length Response (RFC 5040 §5.2.1) is then the responder's
+ * first FPDU.  A Terminate is taken as usual.  Anything else ends the
+ * stream with the Terminate "no matching RTR option" (LLP, MPA, 0x07:
+ * RFC 6581 §8): the initiator did not send the indication that was
+ * negotiated.
  */
 #include "qp.h"
 
@@ -64,49 +65,41 @@ void uiw_rtr_attach(struct uiw_qp *qp)
 			qp->rtr.tx ? rtr_name(qp->rtr.tx) : "");
 }
 
-size_t uiw_rtr_encode(struct uiw_qp *qp, uint8_t *ulpdu)
+void uiw_rtr_build(struct uiw_qp *qp)
 {
-	struct uiw_ddp_hdr h;
-	size_t n;
+	struct uiw_tx_seg *g;
 
-	memset(&h, 0, sizeof(h));
-	h.last = true;
-	h.ddp_ver = UIW_DDP_VERSION;
-	h.rdmap_ver = UIW_RDMAP_VERSION;
 	switch (qp->rtr.tx) {
 	case UIW_RTR_WRITE:
-		h.tagged = true;
-		h.opcode = UIW_OP_WRITE;
-		h.stag = RTR_STAG;
-		n = uiw_ddp_hdr_encode(ulpdu, &h);
+		g = uiw_tx_seg_tagged(qp, UIW_SEG_NONE, 0, UIW_OP_WRITE, true,
+				      RTR_STAG, 0);
 		break;
 	case UIW_RTR_READ: {
 		struct uiw_read_req rr = {
 			.sink_stag = RTR_STAG,
 			.src_stag = RTR_STAG,
 		};
+		size_t room;
 
-		h.opcode = UIW_OP_READ_REQ;
-		h.qn = UIW_QN_READ_REQ;
-		h.msn = qp->tx_msn[UIW_QN_READ_REQ]++;
-		n = uiw_ddp_hdr_encode(ulpdu, &h);
-		uiw_read_req_encode(ulpdu + n, &rr);
-		n += UIW_READ_REQ_LEN;
+		g = uiw_tx_seg_untagged(qp, UIW_SEG_NONE, 0, UIW_OP_READ_REQ,
+					true, UIW_QN_READ_REQ,
+					qp->tx_msn[UIW_QN_READ_REQ]++, 0, 0);
+		uiw_read_req_encode(uiw_tx_seg_tail(g, &room), &rr);
+		uiw_tx_seg_keep(g, UIW_READ_REQ_LEN);
 		qp->rtr.rd_out = true;
 		break;
 	}
 	default:
-		h.opcode = UIW_OP_SEND;
-		h.qn = UIW_QN_SEND;
-		h.msn = qp->tx_msn[UIW_QN_SEND]++;
-		n = uiw_ddp_hdr_encode(ulpdu, &h);
+		g = uiw_tx_seg_untagged(qp, UIW_SEG_NONE, 0, UIW_OP_SEND, true,
+					UIW_QN_SEND, qp->tx_msn[UIW_QN_SEND]++,
+					0, 0);
 		break;
 	}
+	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 	UIW_DBG(2, "qp %u: RTR (zero-length %s) built", qp->qpn,
 		rtr_name(qp->rtr.tx));
 	qp->rtr.tx = 0;
 	rtr_arm(qp);
-	return n;
 }
 
 /* The segment in hand as an RTR of one of the types in mask, or 0. */

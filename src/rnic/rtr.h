@@ -1,8 +1,8 @@
 /*
  * The Ready-to-Receive indication of RFC 6581 §9.2 (peer-to-peer mode)
- * in the engine: the initiator's first FPDU, and the responder's check
- * that its first FPDU is the RTR agreed on.  tx.c, rx.c and qp.c call in
- * here at a few points; the state lives in struct uiw_qp (qp.h).
+ * in the engine: the initiator's first message, and the responder's
+ * check that its first FPDU is the RTR agreed on.  tx.c, rx.c and qp.c
+ * call in here at a few points; the state lives in struct uiw_qp (qp.h).
  */
 #ifndef UIW_RNIC_RTR_H
 #define UIW_RNIC_RTR_H
@@ -27,10 +27,10 @@ struct uiw_rtr {
 
 /* At attach: the RTR work that lp.rtr_send / lp.rtr_recv ask for. */
 void uiw_rtr_attach(struct uiw_qp *qp);
-/* Initiator, from the transmit builder: writes the RTR's ULPDU (DDP
- * header, and the Read Request for a Read RTR) at ulpdu and returns its
- * length; the RTR is then built.  Called while qp->rtr.tx is set. */
-size_t uiw_rtr_encode(struct uiw_qp *qp, uint8_t *ulpdu);
+/* Initiator, from the transmit builder: builds the RTR's segment (its
+ * DDP header, and the Read Request for a Read RTR).  Called while
+ * qp->rtr.tx is set. */
+void uiw_rtr_build(struct uiw_qp *qp);
 /* From validate_header while qp->rtr.armed, once the DDP header of a
  * segment is decoded: recognises the RTR (responder) or the Response to
  * the Read RTR (initiator) and refuses a wrong first FPDU.  True when it

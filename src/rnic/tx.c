@@ -1,10 +1,10 @@
 /*
  * Transmit: send work requests and Read Responses become RDMA messages
  * (RFC 5040 §4-5), messages become DDP segments of at most MULPDU octets
- * (RFC 5041 §5.2), segments become MPA FPDUs (RFC 5044 §4) with pad,
- * markers and CRC.  The LLP gets iovecs for one sendmsg: header octets
- * from a per-QP staging ring, payload straight from registered memory,
- * markers from a constant table, pad and CRC from staging.
+ * (RFC 5041 §5.2).  The framing below takes the segments
+ * (uiw_qp_tx_segs): header octets from a per-QP ring, payload straight
+ * from registered memory; it makes each one a wire unit and reports it
+ * sent (uiw_qp_tx_sent).
  *
  * Order (RFC 5040 §5.5): messages go out whole and in the order of their
  * work requests (rule 13); Read Responses go out in the order of their
@@ -15,36 +15,17 @@
  */
 #include "qp.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dev.h"
 #include "../rt/log.h"
-#include "../wire/crc32c.h"
 
-/* Marker octets for every FPDUPTR value (the low two bits are zero,
- * RFC 5044 §4.2): 16 reserved zero bits, then FPDUPTR. */
-static uint8_t marker_tab[65536 / 4][UIW_MPA_MARKER_LEN];
-static pthread_once_t marker_once = PTHREAD_ONCE_INIT;
-static const uint8_t zeros[4];
-/* The layout of the frame being walked: scratch of one call under the
- * QP lock, so one per thread rather than one per QP. */
-static __thread struct uiw_mpa_piece tx_pieces[UIW_PIECES_MAX];
-
-static void marker_init(void)
+static inline struct uiw_tx_seg *seg_at(struct uiw_qp *qp, uint32_t i)
 {
-	uint32_t i;
-
-	for (i = 0; i < 65536 / 4; i++) {
-		marker_tab[i][2] = (uint8_t)((i * 4) >> 8);
-		marker_tab[i][3] = (uint8_t)(i * 4);
-	}
-}
-
-static inline struct uiw_tx_frame *fr_at(struct uiw_qp *qp, uint32_t i)
-{
-	return &qp->fr[(qp->fr_head + i) % UIW_TX_FRAMES];
+	return &qp->seg[(qp->seg_head + i) % UIW_TX_SEGS];
 }
 
 void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s)
@@ -83,10 +64,9 @@ static void irq_pop(struct uiw_qp *qp)
 
 void uiw_tx_reset(struct uiw_qp *qp)
 {
-	pthread_once(&marker_once, marker_init);
-	qp->fr_head = qp->fr_count = qp->fr_sent = 0;
-	qp->tx_pos = 0;
-	qp->tx_unsent = 0;
+	qp->seg_head = qp->seg_count = 0;
+	qp->tx_ahead = 0;
+	qp->tx_held = false;
 	memset(&qp->msg, 0, sizeof(qp->msg));
 	/* RFC 5041 §4.3: the first MSN of every queue is one. */
 	qp->tx_msn[0] = qp->tx_msn[1] = qp->tx_msn[2] = 1;
@@ -96,9 +76,9 @@ void uiw_tx_reset(struct uiw_qp *qp)
 	uiw_ext_reset(qp);
 }
 
-/* The stream ends: stop building.  Frames already built still go out
- * (the LLP may be sending them); what they hold is released when they
- * are sent, or by uiw_tx_drop. */
+/* The stream ends: stop building.  Segments already built still go out
+ * (the framing may be sending them); what they hold is released when
+ * they are sent, or by uiw_tx_drop. */
 void uiw_tx_abort(struct uiw_qp *qp)
 {
 	uint32_t c;
@@ -108,7 +88,7 @@ void uiw_tx_abort(struct uiw_qp *qp)
 
 		if (!e->used)
 			continue;
-		if (e->frames)
+		if (e->segs)
 			e->aborted = true;
 		else
 			irq_release(qp, e);
@@ -120,287 +100,94 @@ void uiw_tx_abort(struct uiw_qp *qp)
 		qp->msg.kind = UIW_MSG_NONE;
 }
 
-/* The LLP is gone: forget every frame and release every hold. */
+/* The framing is gone: forget every segment and release every hold. */
 void uiw_tx_drop(struct uiw_qp *qp)
 {
 	uint32_t c, i;
 
 	for (i = 0; i < qp->sq_size; i++) {
-		qp->sq[i].frames = 0;
+		qp->sq[i].segs = 0;
 		uiw_sq_release_holds(qp, &qp->sq[i]);
 		qp->sq[i].aborted = false;
 	}
 	for (c = 0; c < qp->irq_cap; c++) {
 		struct uiw_irq_ent *e = &qp->irq[c];
 
-		e->frames = 0;
+		e->segs = 0;
 		if (e->used)
 			irq_release(qp, e);
 	}
 	qp->irq_head = qp->irq_next = qp->irq_tail;
 	qp->irq_unbuilt = 0;
-	qp->fr_head = qp->fr_count = qp->fr_sent = 0;
-	qp->tx_unsent = 0;
+	qp->seg_head = qp->seg_count = 0;
+	qp->tx_ahead = 0;
 	qp->term_pending = false;
 	memset(&qp->msg, 0, sizeof(qp->msg));
 }
 
-/* ---- Walking a frame's octets -------------------------------------------- */
+/* ---- Building segments -------------------------------------------------- */
 
-/* The next run of payload at cursor (si, so), at most left octets. */
-static uint32_t src_run(const struct uiw_tx_frame *f, uint32_t *si,
-			uint32_t *so, uint32_t left, const uint8_t **p)
+static struct uiw_tx_seg *seg_open(struct uiw_qp *qp, uint8_t owner,
+				   uint32_t idx, const struct uiw_ddp_hdr *h)
 {
-	const struct iovec *v;
-	uint32_t run;
+	struct uiw_tx_seg *g = seg_at(qp, qp->seg_count);
 
-	while (*so >= f->src[*si].iov_len) {
-		(*si)++;
-		*so = 0;
-	}
-	v = &f->src[*si];
-	*p = (const uint8_t *)v->iov_base + *so;
-	run = (uint32_t)(v->iov_len - *so);
-	if (run > left)
-		run = left;
-	*so += run;
-	return run;
+	g->owner = owner;
+	g->idx = idx;
+	g->out.hdr = g->buf + UIW_SEG_HEADROOM;
+	g->out.hlen = (uint32_t)uiw_ddp_hdr_encode(g->out.hdr, h);
+	g->out.src = NULL;
+	g->out.src_i = g->out.src_off = 0;
+	g->out.term = false;
+	return g;
 }
 
-struct iov_out {
-	struct iovec *iov;
-	int n, max;
-	uint32_t skip;
-};
-
-/* Appends a run (after what is left to skip); false once iov is full. */
-static bool iov_put(struct iov_out *o, const uint8_t *p, uint32_t len)
+struct uiw_tx_seg *uiw_tx_seg_tagged(struct uiw_qp *qp, uint8_t owner,
+				     uint32_t idx, uint8_t opcode, bool last,
+				     uint32_t stag, uint64_t to)
 {
-	if (o->skip >= len) {
-		o->skip -= len;
-		return true;
-	}
-	p += o->skip;
-	len -= o->skip;
-	o->skip = 0;
-	if (o->n > 0 && (const uint8_t *)o->iov[o->n - 1].iov_base +
-			o->iov[o->n - 1].iov_len == p) {
-		o->iov[o->n - 1].iov_len += len;
-		return true;
-	}
-	if (o->n == o->max)
-		return false;
-	o->iov[o->n].iov_base = (void *)p;
-	o->iov[o->n].iov_len = len;
-	o->n++;
-	return true;
+	struct uiw_ddp_hdr h = {
+		.tagged = true, .last = last,
+		.ddp_ver = UIW_DDP_VERSION, .rdmap_ver = UIW_RDMAP_VERSION,
+		.opcode = opcode, .stag = stag, .to = to,
+	};
+
+	return seg_open(qp, owner, idx, &h);
 }
 
-struct fwalk {
-	const struct uiw_tx_frame *f;
-	const struct uiw_mpa_piece *pc;
-	unsigned np, pi;
-	uint32_t poff;
-	uint32_t si, so;            /* payload cursor */
-};
-
-static void fwalk_init(struct uiw_qp *qp, struct fwalk *w,
-		       const struct uiw_tx_frame *f)
+struct uiw_tx_seg *uiw_tx_seg_untagged(struct uiw_qp *qp, uint8_t owner,
+				       uint32_t idx, uint8_t opcode,
+				       bool last, uint32_t qn, uint32_t msn,
+				       uint32_t mo, uint32_t inv)
 {
-	uint32_t flen;
+	struct uiw_ddp_hdr h = {
+		.tagged = false, .last = last,
+		.ddp_ver = UIW_DDP_VERSION, .rdmap_ver = UIW_RDMAP_VERSION,
+		.opcode = opcode, .rsvd_ulp = inv, .qn = qn, .msn = msn,
+		.mo = mo,
+	};
 
-	w->f = f;
-	w->pc = tx_pieces;
-	w->np = uiw_mpa_layout(f->pos, f->ulen, qp->lp.markers_tx,
-			       tx_pieces, UIW_PIECES_MAX, &flen);
-	w->pi = 0;
-	w->poff = 0;
-	w->si = f->src_i;
-	w->so = f->src_off;
+	return seg_open(qp, owner, idx, &h);
 }
 
-/* The next run of octets; false at the end of the frame. */
-static bool fwalk_next(struct fwalk *w, const uint8_t **p, uint32_t *len,
-		       bool *is_crc)
+void uiw_tx_seg_commit(struct uiw_qp *qp, struct uiw_tx_seg *g,
+		       uint32_t plen, const struct iovec *src, uint32_t src_i,
+		       uint32_t src_off)
 {
-	const struct uiw_tx_frame *f = w->f;
-	const struct uiw_mpa_piece *pc;
-	uint32_t rem, run, x;
-
-	if (w->pi >= w->np)
-		return false;
-	pc = &w->pc[w->pi];
-	rem = pc->len - w->poff;
-	*is_crc = false;
-	switch (pc->kind) {
-	case UIW_MPA_P_MARKER:
-		*p = marker_tab[pc->fpduptr >> 2] + w->poff;
-		run = rem;
-		break;
-	case UIW_MPA_P_LEN:
-		*p = f->hdr + w->poff;
-		run = rem;
-		break;
-	case UIW_MPA_P_PAD:
-		*p = zeros + w->poff;
-		run = rem;
-		break;
-	case UIW_MPA_P_CRC:
-		*p = f->crc + w->poff;
-		run = rem;
-		*is_crc = true;
-		break;
-	default:                            /* ULPDU */
-		x = pc->off + w->poff;
-		if (x < f->hlen) {
-			*p = f->hdr + UIW_MPA_LEN_FIELD + x;
-			run = f->hlen - x < rem ? f->hlen - x : rem;
-		} else {
-			run = src_run(f, &w->si, &w->so, rem, p);
-		}
-		break;
+	if (plen) {
+		g->out.src = src;
+		g->out.src_i = src_i;
+		g->out.src_off = src_off;
 	}
-	w->poff += run;
-	if (w->poff == pc->len) {
-		w->pi++;
-		w->poff = 0;
-	}
-	*len = run;
-	return true;
-}
-
-/* ---- Frames without markers ---------------------------------------------
- * LEN and the header (f->hdr), the payload (f->src), pad, CRC: no layout
- * to walk.  Most connections run without markers (RFC 6581 §4 lets
- * either side decline them). */
-
-static uint32_t plain_crc(const struct uiw_tx_frame *f)
-{
-	uint32_t crc = uiw_crc32c_update(UIW_CRC32C_INIT, f->hdr,
-					 UIW_MPA_LEN_FIELD + f->hlen);
-	uint32_t left = f->ulen - f->hlen, si = f->src_i, so = f->src_off;
-	const uint8_t *p;
-
-	while (left > 0) {
-		uint32_t run = src_run(f, &si, &so, left, &p);
-
-		crc = uiw_crc32c_update(crc, p, run);
-		left -= run;
-	}
-	return uiw_crc32c_final(uiw_crc32c_update(crc, zeros,
-						  uiw_mpa_pad_len(f->ulen)));
-}
-
-static int plain_iov(const struct uiw_tx_frame *f, uint32_t skip,
-		     struct iovec *iov, int max)
-{
-	struct iov_out o = { iov, 0, max, skip };
-	uint32_t left = f->ulen - f->hlen, si = f->src_i, so = f->src_off;
-	const uint8_t *p;
-
-	if (!iov_put(&o, f->hdr, UIW_MPA_LEN_FIELD + f->hlen))
-		return o.n;
-	while (left > 0) {
-		uint32_t run = src_run(f, &si, &so, left, &p);
-
-		if (!iov_put(&o, p, run))
-			return o.n;
-		left -= run;
-	}
-	if (iov_put(&o, zeros, uiw_mpa_pad_len(f->ulen)))
-		iov_put(&o, f->crc, UIW_MPA_CRC_LEN);
-	return o.n;
-}
-
-/* Appends the frame's octets from skip on to iov; returns iovecs used. */
-static int fr_iov(struct uiw_qp *qp, const struct uiw_tx_frame *f,
-		  uint32_t skip, struct iovec *iov, int max)
-{
-	struct iov_out o = { iov, 0, max, skip };
-	struct fwalk w;
-	const uint8_t *p;
-	uint32_t len;
-	bool is_crc;
-
-	if (!qp->lp.markers_tx)
-		return plain_iov(f, skip, iov, max);
-	fwalk_init(qp, &w, f);
-	while (fwalk_next(&w, &p, &len, &is_crc))
-		if (!iov_put(&o, p, len))
-			break;
-	return o.n;
-}
-
-/* ---- Building frames ----------------------------------------------------- */
-
-static struct uiw_tx_frame *fr_new(struct uiw_qp *qp, uint8_t owner,
-				   uint32_t idx)
-{
-	struct uiw_tx_frame *f = fr_at(qp, qp->fr_count);
-
-	f->owner = owner;
-	f->idx = idx;
-	f->src = NULL;
-	f->nsrc = f->src_i = f->src_off = 0;
-	return f;
-}
-
-/* Frames the ULPDU (hlen header octets in hdr, payload after) at the
- * current stream position: length field, CRC over everything before the
- * CRC field (RFC 5044 §4.4), markers by uiw_mpa_layout. */
-static void fr_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
-		      uint32_t ulen)
-{
-	struct fwalk w;
-	const uint8_t *p;
-	uint32_t len;
-	bool is_crc;
-
-	f->ulen = (uint16_t)ulen;
-	f->hdr[0] = (uint8_t)(ulen >> 8);
-	f->hdr[1] = (uint8_t)ulen;
-	f->pos = qp->tx_pos;
-	memset(f->crc, 0, sizeof(f->crc));
-	if (!qp->lp.markers_tx) {
-		f->len = uiw_mpa_plain_len(ulen);
-		if (qp->lp.crc)
-			uiw_crc32c_put(f->crc, plain_crc(f));
-		goto framed;
-	}
-	if (uiw_mpa_layout(f->pos, ulen, qp->lp.markers_tx, tx_pieces,
-			   UIW_PIECES_MAX, &f->len) == 0) {
-		/* Cannot happen: MULPDU <= 64768 and positions are
-		 * multiples of 4. */
-		UIW_DBG(1, "qp %u: no FPDU layout for %u octets at %llu",
-			qp->qpn, ulen, (unsigned long long)f->pos);
-		f->len = 0;
-	}
-	if (qp->lp.crc) {
-		uint32_t crc = UIW_CRC32C_INIT;
-
-		fwalk_init(qp, &w, f);
-		while (fwalk_next(&w, &p, &len, &is_crc))
-			if (!is_crc)
-				crc = uiw_crc32c_update(crc, p, len);
-		uiw_crc32c_put(f->crc, uiw_crc32c_final(crc));
-	}
-framed:
-	qp->tx_pos += f->len;
-	qp->tx_unsent += f->len;
-	qp->fr_count++;
-	UIW_DBG(3, "qp %u: tx fpdu at %llu ulpdu %u (%u octets)", qp->qpn,
-		(unsigned long long)f->pos, ulen, f->len);
-}
-
-static void hdr_base(struct uiw_ddp_hdr *h, bool tagged, bool last,
-		     uint8_t opcode)
-{
-	memset(h, 0, sizeof(*h));
-	h->tagged = tagged;
-	h->last = last;
-	h->ddp_ver = UIW_DDP_VERSION;
-	h->rdmap_ver = UIW_RDMAP_VERSION;
-	h->opcode = opcode;
+	g->out.len = g->out.hlen + plen;
+	if (g->owner == UIW_SEG_SQ)
+		uiw_sq_at(qp, g->idx)->segs++;
+	else if (g->owner == UIW_SEG_IRQ)
+		uiw_irq_at(qp, g->idx)->segs++;
+	qp->tx_ahead += g->out.len;
+	qp->seg_count++;
+	UIW_DBG(3, "qp %u: tx segment of %u octets (header %u)", qp->qpn,
+		g->out.len, g->out.hlen);
 }
 
 /* Moves a payload cursor over n octets of src. */
@@ -422,21 +209,18 @@ static void src_advance(const struct iovec *src, uint32_t *si, uint32_t *so,
 
 static void build_term(struct uiw_qp *qp)
 {
-	struct uiw_tx_frame *f = fr_new(qp, UIW_FR_TERM, 0);
-	struct uiw_ddp_hdr h;
-	size_t n;
+	struct uiw_tx_seg *g;
+	uint8_t *p;
+	size_t room;
 
 	/* RFC 5040 §4.8, §5.4: untagged, queue 2, one segment. */
-	hdr_base(&h, false, true, UIW_OP_TERMINATE);
-	h.qn = UIW_QN_TERMINATE;
-	h.msn = qp->tx_msn[UIW_QN_TERMINATE]++;
-	h.mo = 0;
-	uiw_ddp_hdr_encode(f->hdr + UIW_MPA_LEN_FIELD, &h);
-	n = uiw_term_encode(f->hdr + UIW_MPA_LEN_FIELD +
-			    UIW_DDP_UNTAGGED_HDR_LEN, UIW_TERM_MAX_LEN,
-			    &qp->term);
-	f->hlen = (uint8_t)(UIW_DDP_UNTAGGED_HDR_LEN + n);
-	fr_commit(qp, f, f->hlen);
+	g = uiw_tx_seg_untagged(qp, UIW_SEG_TERM, 0, UIW_OP_TERMINATE, true,
+				UIW_QN_TERMINATE,
+				qp->tx_msn[UIW_QN_TERMINATE]++, 0, 0);
+	p = uiw_tx_seg_tail(g, &room);
+	uiw_tx_seg_keep(g, uiw_term_encode(p, room, &qp->term));
+	g->out.term = true;
+	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 	qp->term_built = true;
 }
 
@@ -444,9 +228,8 @@ static void build_term(struct uiw_qp *qp)
 static void build_segment(struct uiw_qp *qp)
 {
 	struct uiw_tx_msg *m = &qp->msg;
-	struct uiw_ddp_hdr h;
-	struct uiw_tx_frame *f;
-	uint32_t pmax, p, hl;
+	struct uiw_tx_seg *g;
+	uint32_t pmax, p;
 	bool last;
 
 	if (m->kind == UIW_MSG_IRQ) {
@@ -459,21 +242,11 @@ static void build_segment(struct uiw_qp *qp)
 		pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
 		p = m->len - m->off < pmax ? m->len - m->off : pmax;
 		last = m->off + p == m->len;
-		hdr_base(&h, true, last, UIW_OP_READ_RESP);
-		h.stag = e->rr.sink_stag;
-		h.to = e->rr.sink_to + m->off;
-		f = fr_new(qp, UIW_FR_IRQ, m->idx);
-		hl = (uint32_t)uiw_ddp_hdr_encode(f->hdr + UIW_MPA_LEN_FIELD,
-						  &h);
-		f->hlen = (uint8_t)hl;
-		if (p) {
-			f->one.iov_base = (void *)(uintptr_t)(e->rr.src_to +
-							      m->off);
-			f->one.iov_len = p;
-			f->src = &f->one;
-			f->nsrc = 1;
-		}
-		e->frames++;
+		g = uiw_tx_seg_tagged(qp, UIW_SEG_IRQ, m->idx, UIW_OP_READ_RESP,
+				      last, e->rr.sink_stag,
+				      e->rr.sink_to + m->off);
+		g->one.iov_base = (void *)(uintptr_t)(e->rr.src_to + m->off);
+		g->one.iov_len = p;
 		e->off += p;
 		m->off += p;
 		if (last) {
@@ -481,17 +254,17 @@ static void build_segment(struct uiw_qp *qp)
 			qp->irq_unbuilt--;
 			m->kind = UIW_MSG_NONE;
 		}
-		fr_commit(qp, f, hl + p);
+		uiw_tx_seg_commit(qp, g, p, &g->one, 0, 0);
 		return;
 	}
 
 	{
 		struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
+		uint32_t si = m->src_i, so = m->src_off;
 
 		/* RFC 7306: Atomic Request, Immediate Data (atomic.c) */
 		if (uiw_ext_build_sq(qp))
 			return;
-		f = fr_new(qp, UIW_FR_SQ, m->idx);
 		if (s->opcode == UIW_WR_RDMA_READ) {
 			struct uiw_read_req rr = {
 				.sink_stag = s->num_sge ? s->sge[0].lkey : 0,
@@ -500,27 +273,21 @@ static void build_segment(struct uiw_qp *qp)
 				.src_stag = s->rkey,
 				.src_to = s->raddr,
 			};
+			size_t room;
 
 			/* RFC 5040 §4.4, §5.2.1: queue 1, one segment. */
-			hdr_base(&h, false, true, UIW_OP_READ_REQ);
-			h.qn = UIW_QN_READ_REQ;
-			h.msn = qp->tx_msn[UIW_QN_READ_REQ]++;
-			h.mo = 0;
-			s->msn = h.msn;
-			hl = (uint32_t)uiw_ddp_hdr_encode(f->hdr +
-							  UIW_MPA_LEN_FIELD,
-							  &h);
-			uiw_read_req_encode(f->hdr + UIW_MPA_LEN_FIELD + hl,
-					    &rr);
-			hl += UIW_READ_REQ_LEN;
-			f->hlen = (uint8_t)hl;
+			s->msn = qp->tx_msn[UIW_QN_READ_REQ]++;
+			g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
+						UIW_OP_READ_REQ, true,
+						UIW_QN_READ_REQ, s->msn, 0, 0);
+			uiw_read_req_encode(uiw_tx_seg_tail(g, &room), &rr);
+			uiw_tx_seg_keep(g, UIW_READ_REQ_LEN);
 			qp->orq[(qp->orq_head + qp->orq_count) % qp->orq_cap] =
 				m->idx;
 			qp->orq_count++;
-			s->frames++;
 			s->state = UIW_SQ_BUILT;
 			m->kind = UIW_MSG_NONE;
-			fr_commit(qp, f, hl);
+			uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
 			return;
 		}
 		if (s->opcode == UIW_WR_RDMA_WRITE ||
@@ -529,9 +296,9 @@ static void build_segment(struct uiw_qp *qp)
 			pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
 			p = m->len - m->off < pmax ? m->len - m->off : pmax;
 			last = m->off + p == m->len;
-			hdr_base(&h, true, last, UIW_OP_WRITE);
-			h.stag = s->rkey;
-			h.to = s->raddr + m->off;
+			g = uiw_tx_seg_tagged(qp, UIW_SEG_SQ, m->idx,
+					      UIW_OP_WRITE, last, s->rkey,
+					      s->raddr + m->off);
 		} else {
 			uint8_t op;
 
@@ -545,25 +312,14 @@ static void build_segment(struct uiw_qp *qp)
 			pmax = qp->lp.mulpdu - UIW_DDP_UNTAGGED_HDR_LEN;
 			p = m->len - m->off < pmax ? m->len - m->off : pmax;
 			last = m->off + p == m->len;
-			hdr_base(&h, false, last, op);
-			h.rsvd_ulp = s->opcode == UIW_WR_SEND_WITH_INV ?
-				     s->inv_stag : 0;
-			h.qn = UIW_QN_SEND;
-			h.msn = qp->tx_msn[UIW_QN_SEND];
-			h.mo = m->off;
-			s->msn = h.msn;
+			s->msn = qp->tx_msn[UIW_QN_SEND];
+			g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx, op, last,
+						UIW_QN_SEND, s->msn, m->off,
+						s->opcode == UIW_WR_SEND_WITH_INV ?
+						s->inv_stag : 0);
 		}
-		hl = (uint32_t)uiw_ddp_hdr_encode(f->hdr + UIW_MPA_LEN_FIELD,
-						  &h);
-		f->hlen = (uint8_t)hl;
-		if (p) {
-			f->src = s->src;
-			f->nsrc = s->nsrc;
-			f->src_i = m->src_i;
-			f->src_off = m->src_off;
+		if (p)
 			src_advance(s->src, &m->src_i, &m->src_off, p);
-		}
-		s->frames++;
 		m->off += p;
 		if (last && s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM) {
 			/* RFC 7306 §6: the Immediate Data message follows
@@ -575,7 +331,7 @@ static void build_segment(struct uiw_qp *qp)
 			s->state = UIW_SQ_BUILT;
 			m->kind = UIW_MSG_NONE;
 		}
-		fr_commit(qp, f, hl + p);
+		uiw_tx_seg_commit(qp, g, p, s->src, si, so);
 	}
 }
 
@@ -681,11 +437,11 @@ static int sq_start(struct uiw_qp *qp, struct uiw_qp_act *act)
 	return SQ_STARTED;
 }
 
-/* Builds one frame if there is something that may go now. */
+/* Builds one segment if there is something that may go now. */
 static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 {
 	for (;;) {
-		if (qp->fr_count == UIW_TX_FRAMES)
+		if (qp->seg_count == UIW_TX_SEGS)
 			return false;
 		if (qp->term_pending) {
 			if (qp->term_built)
@@ -695,18 +451,15 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 		}
 		if (qp->state != UIW_QPS_RTS && qp->state != UIW_QPS_CLOSING)
 			return false;
-		/* RFC 5044 §7.1.2 rule 4: the responder sends nothing
-		 * before it has received a valid FPDU. */
+		/* The framing cannot carry a segment yet (MPA: the
+		 * responder sends nothing before it has received a valid
+		 * FPDU, RFC 5044 §7.1.2 rule 4). */
 		if (qp->tx_held)
 			return false;
 		/* RFC 6581 §5: the initiator's RTR precedes every other
-		 * FPDU (rtr.c). */
+		 * message (rtr.c). */
 		if (qp->rtr.tx) {
-			struct uiw_tx_frame *f = fr_new(qp, UIW_FR_NONE, 0);
-
-			f->hlen = (uint8_t)uiw_rtr_encode(qp, f->hdr +
-							  UIW_MPA_LEN_FIELD);
-			fr_commit(qp, f, f->hlen);
+			uiw_rtr_build(qp);
 			return true;
 		}
 		if (qp->msg.kind == UIW_MSG_NONE) {
@@ -754,38 +507,38 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
-/* A frame's last octet was accepted by the LLP. */
-static void frame_sent(struct uiw_qp *qp, struct uiw_tx_frame *f,
-		       struct uiw_qp_act *act)
+/* A segment's last octet was taken by the framing. */
+static void seg_sent(struct uiw_qp *qp, const struct uiw_tx_seg *g,
+		     struct uiw_qp_act *act)
 {
-	switch (f->owner) {
-	case UIW_FR_SQ: {
-		struct uiw_sq_slot *s = uiw_sq_at(qp, f->idx);
+	switch (g->owner) {
+	case UIW_SEG_SQ: {
+		struct uiw_sq_slot *s = uiw_sq_at(qp, g->idx);
 
-		if (s->frames)
-			s->frames--;
-		if (s->frames == 0 && s->aborted) {
+		if (s->segs)
+			s->segs--;
+		if (s->segs == 0 && s->aborted) {
 			uiw_sq_release_holds(qp, s);
 			s->aborted = false;
 		} else {
 			/* RFC 5040 §5.5 rule 14: a Send or Write completes
 			 * once the LLP has taken its last octet. */
-			uiw_qp_sq_check(qp, f->idx, act);
+			uiw_qp_sq_check(qp, g->idx, act);
 		}
 		break;
 	}
-	case UIW_FR_IRQ: {
-		struct uiw_irq_ent *e = uiw_irq_at(qp, f->idx);
+	case UIW_SEG_IRQ: {
+		struct uiw_irq_ent *e = uiw_irq_at(qp, g->idx);
 
-		if (e->frames)
-			e->frames--;
-		if (e->frames == 0 && (e->built || e->aborted)) {
+		if (e->segs)
+			e->segs--;
+		if (e->segs == 0 && (e->built || e->aborted)) {
 			irq_release(qp, e);
 			irq_pop(qp);
 		}
 		break;
 	}
-	case UIW_FR_TERM:
+	case UIW_SEG_TERM:
 		/* RFC 5040 §5.4: nothing more on this stream. */
 		qp->term_pending = false;
 		if (qp->state == UIW_QPS_TERMINATE)
@@ -797,51 +550,48 @@ static void frame_sent(struct uiw_qp *qp, struct uiw_tx_frame *f,
 	}
 }
 
-int uiw_qp_tx_iov(struct uiw_qp *qp, struct iovec *iov, int max)
+int uiw_qp_tx_segs(struct uiw_qp *qp, uint32_t skip,
+		   const struct uiw_seg_out **out, int max)
 {
 	struct uiw_qp_act act = { 0 };
 	uint32_t i;
 	int n = 0;
 
-	if (!qp || !iov || max <= 0)
+	if (!qp || max < 0 || (max > 0 && !out))
 		return 0;
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->attached) {
 		pthread_mutex_unlock(&qp->lock);
-		return 0;
+		return -ENOTCONN;
 	}
-	if (qp->fr_count && qp->fr_sent) {
-		/* RFC 5044 §5.1: TCP segments should start at FPDU
-		 * boundaries.  The rest of a partly sent FPDU goes alone, so
-		 * that the next sendmsg starts with a whole one. */
-		n = fr_iov(qp, fr_at(qp, 0), qp->fr_sent, iov, max);
-		goto out;
+	if (skip > qp->seg_count) {
+		UIW_DBG(1, "qp %u: tx_segs after %u segments, %u handed out",
+			qp->qpn, skip, qp->seg_count);
+		max = 0;
 	}
-	for (i = 0; i < qp->fr_count && n < max; i++)
-		n += fr_iov(qp, fr_at(qp, i), 0, iov + n, max - n);
-	while (n < max && qp->tx_unsent < UIW_TX_AHEAD && tx_build(qp, &act))
-		n += fr_iov(qp, fr_at(qp, qp->fr_count - 1), 0, iov + n,
-			    max - n);
-out:
+	for (i = skip; i < qp->seg_count && n < max; i++)
+		out[n++] = &seg_at(qp, i)->out;
+	while (n < max && qp->tx_ahead < UIW_TX_AHEAD && tx_build(qp, &act))
+		out[n++] = &seg_at(qp, qp->seg_count - 1)->out;
 	uiw_qp_close_check(qp, &act);
 	pthread_mutex_unlock(&qp->lock);
-	/* The LLP is transmitting: it needs no kick. */
+	/* The framing is transmitting: it needs no kick. */
 	act.kick = false;
 	uiw_qp_act_run(qp, &act);
 	return n;
 }
 
 /* Under qp->lock: false when tx_build would find nothing to build and
- * no frame waits (a conservative test: work that cannot go yet, behind
- * ORD or a fence, counts as work). */
+ * no segment waits (a conservative test: work that cannot go yet,
+ * behind ORD, a fence or the hold, counts as work). */
 bool uiw_tx_wanted(const struct uiw_qp *qp)
 {
-	return qp->fr_count > 0 || qp->term_pending || qp->rtr.tx ||
+	return qp->seg_count > 0 || qp->term_pending || qp->rtr.tx ||
 	       qp->msg.kind != UIW_MSG_NONE || qp->irq_next != qp->irq_tail ||
 	       qp->sq_next != qp->sq_tail;
 }
 
-bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
+bool uiw_qp_tx_sent(struct uiw_qp *qp, uint32_t n)
 {
 	struct uiw_qp_act act = { 0 };
 	bool more;
@@ -853,24 +603,16 @@ bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
 		pthread_mutex_unlock(&qp->lock);
 		return false;
 	}
-	while (n > 0 && qp->fr_count > 0) {
-		struct uiw_tx_frame *f = fr_at(qp, 0);
-		uint32_t take = f->len - qp->fr_sent;
+	for (; n > 0 && qp->seg_count > 0; n--) {
+		struct uiw_tx_seg *g = seg_at(qp, 0);
 
-		if (take > n)
-			take = (uint32_t)n;
-		qp->fr_sent += take;
-		qp->tx_unsent -= take;
-		n -= take;
-		if (qp->fr_sent < f->len)
-			break;
-		qp->fr_head = (qp->fr_head + 1) % UIW_TX_FRAMES;
-		qp->fr_count--;
-		qp->fr_sent = 0;
-		frame_sent(qp, f, &act);
+		qp->seg_head = (qp->seg_head + 1) % UIW_TX_SEGS;
+		qp->seg_count--;
+		qp->tx_ahead -= g->out.len;
+		seg_sent(qp, g, &act);
 	}
 	if (n > 0)
-		UIW_DBG(1, "qp %u: tx_done for %zu octets never handed out",
+		UIW_DBG(1, "qp %u: tx_sent for %u segments never handed out",
 			qp->qpn, n);
 	uiw_qp_close_check(qp, &act);
 	more = uiw_tx_wanted(qp);
@@ -880,16 +622,9 @@ bool uiw_qp_tx_done(struct uiw_qp *qp, size_t n)
 	return more;
 }
 
-/* ---- For atomic.c -------------------------------------------------------- */
-
-struct uiw_tx_frame *uiw_tx_frame_new(struct uiw_qp *qp, uint8_t owner,
-				      uint32_t idx)
+void uiw_qp_tx_release(struct uiw_qp *qp)
 {
-	return fr_new(qp, owner, idx);
-}
-
-void uiw_tx_frame_commit(struct uiw_qp *qp, struct uiw_tx_frame *f,
-			 uint32_t ulen)
-{
-	fr_commit(qp, f, ulen);
+	/* Inside a receive turn: the lock is held.  The framing transmits
+	 * after the turn. */
+	qp->tx_held = false;
 }

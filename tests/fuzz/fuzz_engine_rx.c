@@ -7,7 +7,8 @@
  * guard octets around and between the regions, receives are posted and
  * a Read, a FetchAdd and a Send go out (so that Read and Atomic
  * Responses have something to answer).  Everything the engine transmits
- * is taken with uiw_qp_tx_iov / uiw_qp_tx_done (in parts).
+ * is taken through the MPA framing, uiw_mpa_tx_iov / uiw_mpa_tx_done (in
+ * parts).
  *
  * Every input runs twice, each time from the same set-up (the arena
  * filled alike, the same QP parameters, regions, posts and generator
@@ -73,8 +74,8 @@
  *
  * Input: c0(1) c1(1) c2(1), then records:
  *   c0: 0x01 CRC, 0x02 markers in the stream fed, 0x04 markers in what
- *       the engine sends, 0x08 hold_tx (MPA responder), 0x70 rtr_recv
- *       (UIW_RTR_* << 4, with hold_tx), 0x80 setup_term
+ *       the engine sends, 0x08 tx_held (MPA responder), 0x70 rtr_recv
+ *       (UIW_RTR_* << 4, with tx_held), 0x80 setup_term
  *   c1: 0x03 split (0 as much as offered, 1 one octet, 2-3 sizes from a
  *       generator seeded by c2), 0xfc iovecs per rx_iov / 4 + 1; 0x80
  *       also makes the feed run alternate (above)
@@ -97,6 +98,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <uiwarp/uiwarp.h>
+#include "llp/mpa.h"
 #include "rnic/dev.h"
 #include "rnic/rnic.h"
 #include "llp/mpa.h"
@@ -581,7 +583,7 @@ static void drain_tx(void)
 	for (;;) {
 		if (!S.attached)
 			return;
-		n = uiw_qp_tx_iov(S.qp, iov, 64);
+		n = uiw_mpa_tx_iov(&S.mpa, iov, 64, NULL);
 		if (n <= 0)
 			return;
 		for (i = 0, total = 0; i < n; i++)
@@ -595,7 +597,7 @@ static void drain_tx(void)
 			k += o;
 		}
 		S.tx_len += take;
-		uiw_qp_tx_done(S.qp, take);
+		uiw_mpa_tx_done(&S.mpa, take);
 		check_memory("tx");
 	}
 }
@@ -657,7 +659,7 @@ static void check_end(bool stopped, bool mk, bool crc, bool hold)
 		 * received a valid FPDU sends none, not even a Terminate;
 		 * it closes */
 		FZ_CHECK(hold && terms == 0 && S.tx_len == 0 && S.closed,
-			 "%s: local error without a Terminate (%s): hold_tx "
+			 "%s: local error without a Terminate (%s): tx_held "
 			 "%d, %zu octets and %d Terminates sent, closed %d",
 			 run_name[S.run], a.term_msg, hold, S.tx_len, terms,
 			 S.closed);

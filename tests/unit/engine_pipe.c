@@ -231,6 +231,7 @@ static int side_close(struct ep_side *s)
 	ep_side_detach(s, UIW_E_MPA_CLOSED);
 	if (s->qp && uiw_qp_destroy(s->qp))
 		bad++;
+	uiw_mpa_fini(&s->mpa);
 	if (s->cq && uiw_cq_destroy(s->cq))
 		bad++;
 	if (s->pd && uiw_pd_free(s->pd))
@@ -260,9 +261,10 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 	struct iovec iov[1024];
 	size_t moved = 0;
 
-	for (;;) {
-		int n = uiw_qp_tx_iov(s->qp, iov, p->tx_iov_max ?
-				      p->tx_iov_max : 64);
+	/* An abortive close detaches the side from inside tx_done. */
+	while (s->attached) {
+		int n = uiw_mpa_tx_iov(&s->mpa, iov, p->tx_iov_max ?
+				       p->tx_iov_max : 64, NULL);
 		size_t total = 0, take, k, o;
 		int i;
 
@@ -284,7 +286,7 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 		memcpy(s->q + s->q_len, s->out + s->out_len, take);
 		s->out_len += take;
 		s->q_len += take;
-		uiw_qp_tx_done(s->qp, take);
+		uiw_mpa_tx_done(&s->mpa, take);
 		moved += take;
 	}
 	return moved;

@@ -1,6 +1,7 @@
 /*
  * Engine test helpers: two QPs joined by an in-memory pipe that copies
- * what one side's tx_iov names into what the other side's rx_iov names,
+ * what one side's MPA framing (llp/mpa.h) sends into what the other
+ * side's rx_iov names,
  * split as the test asks (one octet at a time, fixed sizes, random), and
  * that records each direction's byte stream.  No sockets.
  */
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uiwarp/uiwarp.h>
+#include "llp/mpa.h"
 #include "rnic/rnic.h"
 #include "llp/mpa.h"
 #include "wire/ddp.h"
@@ -52,7 +54,7 @@ struct ep_cfg {
 	uint32_t mulpdu;            /* 0: 65535 */
 	uint32_t ird, ord;          /* 0: 8 */
 	bool two_devices;
-	bool hold_b;                /* b is the MPA responder (hold_tx) */
+	bool hold_b;                /* b is the MPA responder (tx_held) */
 	uint32_t max_wr;            /* 0: 64 */
 	uint32_t max_sge;           /* 0: 4 */
 	int cqe;                    /* 0: 1024 */
@@ -70,6 +72,8 @@ int ep_open(struct ep_pipe *p, const struct ep_cfg *cfg);
 /* Creates the objects without attaching (QPs stay Idle). */
 int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg);
 int ep_attach(struct ep_pipe *p);
+/* Attaches one side through its MPA framing (with s->lp). */
+int ep_side_attach(struct ep_side *s);
 /* Detaches what is attached, destroys everything; -1 if something
  * could not be freed (a region still registered, say). */
 int ep_close(struct ep_pipe *p);

@@ -128,7 +128,7 @@ static void term_is(struct ep_pipe *p, struct ep_side *s, bool markers,
 
 		assert_int_equal(ep_rx_iov(s->qp, iov, 4), 0);
 		assert_int_equal(ep_rx_done(s->qp, 0), -EPROTO);
-		assert_int_equal(uiw_qp_tx_iov(s->qp, iov, 4), 0);
+		assert_int_equal(uiw_mpa_tx_iov(&s->mpa, iov, 4, NULL), 0);
 	}
 }
 
