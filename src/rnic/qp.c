@@ -456,8 +456,8 @@ static void qp_free_mem(struct uiw_qp *qp)
 /*
  * Rings sized to what was asked for, each in one allocation: an idle QP
  * costs what its queues hold (test_manyqp measures it).  The inbound
- * Read queue and the marker layout buffer depend on the negotiation and
- * are made when the QP is attached (qp_attach_mem).
+ * Read queue depends on the negotiation and is made when the QP is
+ * attached (qp_attach_mem).
  */
 static int qp_alloc_mem(struct uiw_qp *qp)
 {
@@ -510,8 +510,7 @@ static int qp_alloc_mem(struct uiw_qp *qp)
 
 /* At attach (the QP is Idle, nothing in flight): the inbound Read queue
  * for the negotiated IRD (entries stay until their Response is sent: up
- * to IRD not yet built, plus one per segment in flight), and room for the
- * pieces of an FPDU with markers when the peer inserts them. */
+ * to IRD not yet built, plus one per segment in flight). */
 static int qp_attach_mem(struct uiw_qp *qp, const struct uiw_llp_params *lp)
 {
 	uint32_t cap = lp->ird + UIW_TX_SEGS;
@@ -1177,7 +1176,7 @@ void uiw_qp_llp_fin(struct uiw_qp *qp, bool mid_unit)
 				.rq_idx = -1,
 				.status = -1,
 				.detail = "the peer closed in the middle of "
-					  "an FPDU",
+					  "a segment",
 			};
 
 			uiw_qp_fail(qp, &f, &act);

@@ -18,13 +18,11 @@
 #include "cq.h"
 #include "framing.h"
 #include "../wire/ddp.h"
-#include "../wire/mpa.h"
 
 #define UIW_TX_SEGS         64           /* segments built ahead of the
 					    framing */
 #define UIW_TX_AHEAD        (1u << 20)   /* segment octets built ahead at
 					    most */
-#define UIW_PIECES_MAX      UIW_MPA_MAX_PIECES(65535u)
 /* Header octets a segment keeps: the DDP header and the RDMAP octets
  * that are the engine's own (a Read Request, a Terminate, an atomic's
  * request or response, Immediate Data; the longest is a Terminate). */
