@@ -73,8 +73,7 @@ struct uiw_llp_params {
 				 the initiator may end the setup with a
 				 Terminate 2/0/6 or 2/0/7 (§9.1, §9.2) */
 	/* What uiw_qp_query reports of the lower layer (the engine does not
-	 * read these; receive side, until mpa_rx.c: rx.c still reads crc
-	 * and markers_rx). */
+	 * read these). */
 	uint8_t llp;          /* enum uiw_llp_kind */
 	bool crc, markers_tx, markers_rx;
 };

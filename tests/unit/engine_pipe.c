@@ -1,6 +1,10 @@
 /* Engine test helpers (see engine_pipe.h). */
 #include "engine_pipe.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <cmocka.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,6 +34,19 @@ static void grow(uint8_t **buf, size_t *cap, size_t need)
 	*buf = realloc(*buf, *cap);
 	if (!*buf)
 		abort();
+}
+
+/* ---- The framing --------------------------------------------------------- */
+
+int ep_framing(void)
+{
+	const char *m = getenv("UIW_EP_FRAMING");
+
+	if (m && strcmp(m, "msg") == 0)
+		return EP_FR_MSG;
+	if (m && strcmp(m, "msg-unordered") == 0)
+		return EP_FR_MSG_UNORDERED;
+	return EP_FR_MPA;
 }
 
 /* ---- LLP callbacks ------------------------------------------------------- */
@@ -151,11 +168,33 @@ int ep_side_attach(struct ep_side *s)
 		}
 	}
 	pthread_mutex_unlock(&sides_lock);
-	if (ret || uiw_mpa_attach(&s->mpa, s->qp, &s->mp, &s->lp, &ep_ops,
-				  s))
+	if (ret)
+		return -1;
+	s->rec_hgot = s->rec_left = 0;
+	if (ep_framing() != EP_FR_MPA)
+		ret = uiw_msgf_attach(&s->msgf, s->qp, &s->lp,
+				      ep_framing() == EP_FR_MSG_UNORDERED,
+				      &ep_ops, s);
+	else
+		ret = uiw_mpa_attach(&s->mpa, s->qp, &s->mp, &s->lp, &ep_ops,
+				     s);
+	if (ret)
 		return -1;
 	s->attached = true;
 	return 0;
+}
+
+static struct ep_side *side_of(struct uiw_qp *qp)
+{
+	struct ep_side *s = NULL;
+	int i;
+
+	pthread_mutex_lock(&sides_lock);
+	for (i = 0; i < EP_SIDES && !s; i++)
+		if (sides[i] && sides[i]->qp == qp)
+			s = sides[i];
+	pthread_mutex_unlock(&sides_lock);
+	return s;
 }
 
 static void side_forget(struct ep_side *s)
@@ -194,9 +233,12 @@ int ep_rx_feed(struct uiw_qp *qp, const void *buf, size_t len,
 
 void ep_llp_fin(struct uiw_qp *qp)
 {
-	struct uiw_mpa *m = ep_mpa(qp);
+	struct ep_side *s = side_of(qp);
 
-	uiw_qp_llp_fin(qp, m && uiw_mpa_rx_mid(m));
+	if (ep_framing() != EP_FR_MPA)
+		uiw_qp_llp_fin(qp, s && s->msgf.in_msg);
+	else
+		uiw_qp_llp_fin(qp, s && uiw_mpa_rx_mid(&s->mpa));
 }
 
 int ep_attach(struct ep_pipe *p)
@@ -231,7 +273,6 @@ static int side_close(struct ep_side *s)
 	ep_side_detach(s, UIW_E_MPA_CLOSED);
 	if (s->qp && uiw_qp_destroy(s->qp))
 		bad++;
-	uiw_mpa_fini(&s->mpa);
 	if (s->cq && uiw_cq_destroy(s->cq))
 		bad++;
 	if (s->pd && uiw_pd_free(s->pd))
@@ -260,6 +301,19 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 {
 	struct iovec iov[1024];
 	size_t moved = 0;
+
+	if (ep_framing() != EP_FR_MPA) {
+		size_t at = s->q_len;
+
+		if (!s->attached)
+			return 0;
+		moved = uiw_msgf_tx(&s->msgf, &s->q, &s->q_len, &s->q_cap,
+				    p->tx_iov_max);
+		grow(&s->out, &s->out_cap, s->out_len + moved);
+		memcpy(s->out + s->out_len, s->q + at, moved);
+		s->out_len += moved;
+		return moved;
+	}
 
 	/* An abortive close detaches the side from inside tx_done. */
 	while (s->attached) {
@@ -323,6 +377,60 @@ static bool feed_part(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	return r == 0 && fed.used == take;
 }
 
+static uint32_t get_be(const uint8_t *p, int n)
+{
+	uint32_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | *p++;
+	return v;
+}
+
+/* The message framing: records of buf, each message in pieces of split
+ * octets (0: random) handed to the framing; a record cut by the end of
+ * buf goes on with the next call. */
+static size_t feed_msgs(struct ep_side *s, const uint8_t *buf, size_t len,
+			size_t split, uint64_t *rng)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		size_t take;
+
+		if (s->rec_left == 0) {
+			take = UIW_MSGF_REC_LEN - s->rec_hgot;
+			take = take < len - off ? take : len - off;
+			memcpy(s->rec_hdr + s->rec_hgot, buf + off, take);
+			s->rec_hgot += (uint32_t)take;
+			off += take;
+			if (s->rec_hgot < UIW_MSGF_REC_LEN)
+				break;
+			s->rec_hgot = 0;
+			s->rec_left = get_be(s->rec_hdr, UIW_MSGF_REC_LEN);
+			if (s->rec_left == 0 &&
+			    uiw_msgf_rx(&s->msgf, NULL, 0, true) < 0)
+				return off;
+			continue;
+		}
+		take = s->rec_left < len - off ? s->rec_left : len - off;
+		/* In order each message comes whole (its length known at its
+		 * header, as SCTP delivers it); out of order in pieces too
+		 * (partial delivery: the length known only at the end). */
+		if (ep_framing() == EP_FR_MPA || ep_framing() == EP_FR_MSG)
+			;
+		else if (split)
+			take = take < split ? take : split;
+		else
+			take = 1 + ep_rand(rng) % take;
+		s->rec_left -= (uint32_t)take;
+		if (uiw_msgf_rx(&s->msgf, buf + off, take,
+				s->rec_left == 0) < 0)
+			return off + take;
+		off += take;
+	}
+	return off;
+}
+
 size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	       size_t split, uint64_t *rng, int iov_max)
 {
@@ -330,6 +438,11 @@ size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	int mode = ep_rx_mode(), round = 0;
 	size_t off = 0;
 
+	if (ep_framing() != EP_FR_MPA) {
+		struct ep_side *s = side_of(qp);
+
+		return s ? feed_msgs(s, buf, len, split, rng) : 0;
+	}
 	if (iov_max <= 0 || iov_max > 1024)
 		iov_max = 64;
 	while (off < len) {
@@ -365,6 +478,61 @@ size_t ep_feed(struct uiw_qp *qp, const uint8_t *buf, size_t len,
 	return off;
 }
 
+/* An unordered framing (RFC 5043 with the U flag) may hand over the
+ * segments of a message in any order: each run of records that make
+ * one message (segments up to one with L, of one queue, or tagged)
+ * goes last segment first, the others in the order of the generator. */
+static void reorder(uint8_t *q, size_t len, uint64_t *rng)
+{
+	size_t off = 0, start = 0, recs[512], order[512];
+	unsigned n = 0, i;
+
+	while (off + UIW_MSGF_REC_LEN <= len) {
+		uint32_t rl = get_be(q + off, UIW_MSGF_REC_LEN);
+		const uint8_t *seg = q + off + UIW_MSGF_REC_LEN +
+				     UIW_MSGF_SSN_LEN;
+		bool last;
+
+		if (off + UIW_MSGF_REC_LEN + rl > len)
+			break;
+		last = rl <= UIW_MSGF_SSN_LEN || (seg[0] & UIW_DDP_L);
+		recs[n++] = off;
+		off += UIW_MSGF_REC_LEN + rl;
+		if (!last && n < 512)
+			continue;
+		if (n > 1) {
+			uint8_t *tmp = malloc(off - start);
+			size_t w = 0;
+
+			if (!tmp)
+				abort();
+			/* the last segment first, the others shuffled */
+			order[0] = recs[n - 1];
+			for (i = 1; i < n; i++)
+				order[i] = recs[i - 1];
+			for (i = n - 1; i > 1; i--) {
+				unsigned j = 1 + (unsigned)(ep_rand(rng) % i);
+				size_t t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+			for (i = 0; i < n; i++) {
+				size_t sz = UIW_MSGF_REC_LEN +
+					    get_be(q + order[i],
+						   UIW_MSGF_REC_LEN);
+
+				memcpy(tmp + w, q + order[i], sz);
+				w += sz;
+			}
+			memcpy(q + start, tmp, off - start);
+			free(tmp);
+		}
+		n = 0;
+		start = off;
+	}
+}
+
 static size_t deliver(struct ep_pipe *p, struct ep_side *from,
 		      struct ep_side *to)
 {
@@ -377,6 +545,8 @@ static size_t deliver(struct ep_pipe *p, struct ep_side *from,
 		from->q_len = 0;
 		return n;
 	}
+	if (ep_framing() == EP_FR_MSG_UNORDERED)
+		reorder(from->q, from->q_len, &p->rng);
 	n = ep_feed(to->qp, from->q, from->q_len, p->split, &p->rng,
 		    p->rx_iov_max);
 	if (n < from->q_len) {
@@ -531,8 +701,23 @@ void ep_ulpdu_put(struct ep_ulpdu *u, const void *p, size_t len)
 size_t ep_fpdu(uint8_t *out, size_t cap, uint64_t pos,
 	       const struct ep_ulpdu *u, bool markers, bool crc)
 {
-	return uiw_mpa_fpdu_encode(out, cap, pos, u->b, (uint16_t)u->len,
-				   markers, crc);
+	size_t n = UIW_MSGF_REC_LEN + UIW_MSGF_SSN_LEN + u->len;
+	uint32_t m = (uint32_t)(UIW_MSGF_SSN_LEN + u->len);
+	int i;
+
+	if (ep_framing() == EP_FR_MPA)
+		return uiw_mpa_fpdu_encode(out, cap, pos, u->b,
+					   (uint16_t)u->len, markers, crc);
+	/* A message: the record, the DDP-SSN (not checked by the
+	 * receiver: RFC 5043 §10 makes that a MAY), the segment. */
+	if (n > cap)
+		return 0;
+	for (i = UIW_MSGF_REC_LEN - 1; i >= 0; i--, m >>= 8)
+		out[i] = (uint8_t)m;
+	out[UIW_MSGF_REC_LEN] = 0;
+	out[UIW_MSGF_REC_LEN + 1] = 0;
+	memcpy(out + UIW_MSGF_REC_LEN + UIW_MSGF_SSN_LEN, u->b, u->len);
+	return n;
 }
 
 static void hdr_init(struct uiw_ddp_hdr *h, bool tagged, bool last,
@@ -573,16 +758,27 @@ void ep_hdr_untagged(struct uiw_ddp_hdr *h, uint8_t op, uint32_t qn,
 	h->mo = mo;
 }
 
-/* Walks a stream FPDU by FPDU; calls fn with each ULPDU. */
-static int walk(const uint8_t *s, size_t len, bool markers, bool crc,
-		int (*fn)(void *arg, const uint8_t *u, uint16_t ulen),
-		void *arg)
+int ep_walk(const uint8_t *s, size_t len, bool markers, bool crc,
+	    int (*fn)(void *arg, const uint8_t *u, uint16_t ulen), void *arg)
 {
 	static uint8_t u[65536];
 	size_t off = 0;
 	int count = 0;
 
-	while (off < len) {
+	while (ep_framing() != EP_FR_MPA &&
+	       off + UIW_MSGF_REC_LEN + UIW_MSGF_SSN_LEN <= len) {
+		uint32_t rl = get_be(s + off, UIW_MSGF_REC_LEN);
+
+		if (rl < UIW_MSGF_SSN_LEN || off + UIW_MSGF_REC_LEN + rl > len)
+			return -1;
+		count++;
+		if (fn && fn(arg, s + off + UIW_MSGF_REC_LEN +
+			     UIW_MSGF_SSN_LEN,
+			     (uint16_t)(rl - UIW_MSGF_SSN_LEN)))
+			return count;
+		off += UIW_MSGF_REC_LEN + rl;
+	}
+	while (ep_framing() == EP_FR_MPA && off < len) {
 		uint16_t ulen;
 		size_t used;
 		uiw_err_t e = uiw_mpa_fpdu_decode(s + off, len - off, off,
@@ -624,7 +820,7 @@ int ep_find_term(const uint8_t *stream, size_t len, bool markers, bool crc,
 {
 	struct term_find tf = { th, t, false };
 
-	walk(stream, len, markers, crc, term_fn, &tf);
+	ep_walk(stream, len, markers, crc, term_fn, &tf);
 	return tf.found ? 0 : -1;
 }
 
@@ -641,5 +837,55 @@ int ep_count_fpdus(const uint8_t *stream, size_t len, bool markers,
 		   bool crc, unsigned per_opcode[16])
 {
 	memset(per_opcode, 0, 16 * sizeof(unsigned));
-	return walk(stream, len, markers, crc, count_fn, per_opcode);
+	return ep_walk(stream, len, markers, crc, count_fn, per_opcode);
+}
+
+static bool listed(const char *const *l, const char *name)
+{
+	for (; l && *l; l++)
+		if (strcmp(*l, name) == 0)
+			return true;
+	return false;
+}
+
+static void say(const char *what, const char *const *l, size_t n)
+{
+	size_t k = 0;
+
+	while (l && l[k])
+		k++;
+	printf("[  INFO    ] %zu of %zu tests %s:", k, n, what);
+	for (; l && *l; l++)
+		printf(" %s", *l);
+	printf("\n");
+}
+
+int ep_run_tests(const char *name, const struct CMUnitTest *tests, size_t n,
+		 const char *const *mpa_only, const char *const *ordered_only)
+{
+	int fr = ep_framing();
+	struct CMUnitTest *run;
+	size_t i, k = 0;
+	int ret;
+
+	if (fr == EP_FR_MPA)
+		return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	run = calloc(n, sizeof(*run));
+	if (!run)
+		abort();
+	for (i = 0; i < n; i++)
+		if (!listed(mpa_only, tests[i].name) &&
+		    !(fr == EP_FR_MSG_UNORDERED &&
+		      listed(ordered_only, tests[i].name)))
+			run[k++] = tests[i];
+	/* Said, not hidden: these are about MPA itself (CRC, markers, the
+	 * responder's hold, the byte stream's own calls), or about errors
+	 * of order that an unordered framing does not make errors. */
+	say("are about MPA and run over MPA only", mpa_only, n);
+	if (fr == EP_FR_MSG_UNORDERED)
+		say("check the order of segments and run in order only",
+		    ordered_only, n);
+	ret = _cmocka_run_group_tests(name, run, k, NULL, NULL);
+	free(run);
+	return ret;
 }

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uiwarp/uiwarp.h>
-#include "llp/mpa.h"
 #include "rnic/rnic.h"
 #include "llp/mpa.h"
+#include "unit/msg_framing.h"
 #include "wire/ddp.h"
 
 struct ep_side {
@@ -25,6 +25,9 @@ struct ep_side {
 	struct uiw_llp_params lp;   /* the engine's side of the attach */
 	struct uiw_mpa_params mp;   /* the framing's (crc, markers, hold) */
 	struct uiw_mpa mpa;         /* the MPA framing that carries qp */
+	struct uiw_msgf msgf;       /* or the message framing (ep_framing) */
+	uint8_t rec_hdr[UIW_MSGF_REC_LEN]; /* a record cut by ep_feed */
+	uint32_t rec_hgot, rec_left;
 	bool attached;
 	int kicks;
 	int closes;
@@ -62,6 +65,20 @@ struct ep_cfg {
 };
 
 uint64_t ep_rand(uint64_t *s);
+
+/* Which framing carries the QPs: UIW_EP_FRAMING=msg the message framing
+ * of msg_framing.h (segments in order), =msg-unordered the same with
+ * each message's segments in another order, else MPA.  The crafted-frame
+ * helpers below (ep_fpdu, ep_find_term, ep_count_fpdus) follow it. */
+enum { EP_FR_MPA = 0, EP_FR_MSG, EP_FR_MSG_UNORDERED };
+int ep_framing(void);
+/* Runs the group; over the message framing without the tests named in
+ * mpa_only (NULL-terminated lists), which are about MPA itself, and
+ * with its segments out of order without those in ordered_only (errors
+ * of order); it says which. */
+struct CMUnitTest;
+int ep_run_tests(const char *name, const struct CMUnitTest *tests, size_t n,
+		 const char *const *mpa_only, const char *const *ordered_only);
 
 /* The LLP callbacks of a side (ctx: the struct ep_side): they count
  * kicks and closes. */
@@ -154,6 +171,11 @@ void ep_hdr_untagged(struct uiw_ddp_hdr *h, uint8_t op, uint32_t qn,
  * header, or -1. */
 int ep_find_term(const uint8_t *stream, size_t len, bool markers, bool crc,
 		 struct uiw_ddp_hdr *th, struct uiw_term *t);
+/* Walks a stream (markers/crc as given; or the message framing's
+ * records) unit by unit, calling fn with each DDP segment until it
+ * returns non-zero; returns the units seen, -1 if the stream is bad. */
+int ep_walk(const uint8_t *s, size_t len, bool markers, bool crc,
+	    int (*fn)(void *arg, const uint8_t *u, uint16_t ulen), void *arg);
 /* Counts FPDUs in a stream and how many are of each RDMAP opcode. */
 int ep_count_fpdus(const uint8_t *stream, size_t len, bool markers,
 		   bool crc, unsigned per_opcode[16]);

@@ -1410,6 +1410,11 @@ int main(void)
 		cmocka_unit_test(test_bidirectional),
 		cmocka_unit_test(test_many_qps),
 	};
+	static const char *const mpa_only[] = {
+		"test_idle_and_hold", "test_direct_placement",
+		"test_rx_ahead", NULL,
+	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ep_run_tests("engine", tests, sizeof(tests) / sizeof(tests[0]),
+			    mpa_only, NULL);
 }

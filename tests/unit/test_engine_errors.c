@@ -1454,11 +1454,21 @@ static void test_llp_lost(void **state)
 	wcs_are(x.p.a.cq, 3, (uint64_t[]){ 2, 3, 90 },
 		(int[]){ UIW_WC_FATAL_ERR, UIW_WC_WR_FLUSH_ERR,
 			 UIW_WC_WR_FLUSH_ERR });
-	/* The peer's FIN in the middle of an FPDU is an error too. */
+	/* The peer's FIN in the middle of an FPDU (a message) is an error
+	 * too: the first octets of a Send's. */
 	{
-		uint8_t half[3] = { 0, 30, 0x41 };
+		struct ep_ulpdu u = { .len = 0 };
+		struct uiw_ddp_hdr h;
+		uint8_t f[128];
+		size_t n;
 
-		ep_feed(x.p.b.qp, half, 3, 0, &x.p.rng, 64);
+		ep_hdr_send(&h, UIW_OP_SEND, 1, 0, true, 0);
+		ep_ulpdu_hdr(&u, &h);
+		ep_ulpdu_put(&u, "0123456789", 10);
+		n = ep_fpdu(f, sizeof(f), 0, &u, false, true);
+		assert_true(n > 8);
+		ep_feed(x.p.b.qp, f, ep_framing() == EP_FR_MPA ? 3 : 8, 0,
+			&x.p.rng, 64);
 		ep_llp_fin(x.p.b.qp);
 		state_is(x.p.b.qp, UIW_QPS_ERROR);
 		cause_is(x.p.b.qp, UIW_E_MPA_CLOSED, UIW_TERM_LLP);
@@ -1669,6 +1679,11 @@ int main(void)
 		cmocka_unit_test(test_ord_zero),
 		cmocka_unit_test(test_dereg_in_flight),
 	};
+	static const char *const mpa_only[] = {
+		"test_bad_crc", "test_bad_fpduptr",
+		"test_responder_first_fpdu", "test_dereg_in_flight", NULL,
+	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return ep_run_tests("engine errors", tests,
+			    sizeof(tests) / sizeof(tests[0]), mpa_only, NULL);
 }
