@@ -59,25 +59,21 @@ _Static_assert(UIW_DDP_UNTAGGED_HDR_LEN + UIW_ATOMIC_REQ_LEN <=
 
 /* ---- Posting ------------------------------------------------------------- */
 
-int uiw_ext_post_check(struct uiw_qp *qp, const struct uiw_send_wr *wr)
+int uiw_wr_imm_check(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 {
-	bool at = uiw_wr_is_atomic((uint8_t)wr->opcode);
+	/* RFC 7306 §4.2: no ULP payload, only the 8 octets. */
+	if (wr->num_sge != 0)
+		return uiw_error(EINVAL, "qp %u: Immediate Data carries no "
+				 "payload (num_sge %d, must be 0)", qp->qpn,
+				 wr->num_sge);
+	return 0;
+}
+
+int uiw_wr_atomic_check(struct uiw_qp *qp, const struct uiw_send_wr *wr)
+{
 	const struct uiw_sge *g;
 	enum uiw_mr_check c;
 
-	if ((wr->send_flags & UIW_SEND_ATOMIC_MASKED) && !at)
-		return uiw_error(EINVAL, "qp %u: UIW_SEND_ATOMIC_MASKED is "
-				 "for atomics only", qp->qpn);
-	if (wr->opcode == UIW_WR_IMMEDIATE) {
-		/* RFC 7306 §4.2: no ULP payload, only the 8 octets. */
-		if (wr->num_sge != 0)
-			return uiw_error(EINVAL, "qp %u: Immediate Data "
-					 "carries no payload (num_sge %d, "
-					 "must be 0)", qp->qpn, wr->num_sge);
-		return 0;
-	}
-	if (!at)
-		return 0;
 	if (wr->send_flags & UIW_SEND_INLINE)
 		return uiw_error(EINVAL, "qp %u: an atomic cannot be inline",
 				 qp->qpn);
@@ -105,13 +101,12 @@ int uiw_ext_post_check(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	return 0;
 }
 
-void uiw_ext_post_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
+void uiw_wr_atomic_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
 {
 	bool masked = wr->send_flags & UIW_SEND_ATOMIC_MASKED;
 	uint64_t to = wr->wr.atomic.remote_addr;
 	uint32_t stag = wr->wr.atomic.rkey;
 
-	s->imm = wr->imm_data;
 	memset(&s->areq, 0, sizeof(s->areq));
 	switch (wr->opcode) {
 	case UIW_WR_ATOMIC_FETCH_ADD:
@@ -144,48 +139,67 @@ void uiw_ext_post_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
  * 52 octets, far below any MULPDU), MO 0, the Invalidate STag zero
  * (§4.1); the RDMAP octets are the engine's own. */
 
-bool uiw_ext_build_sq(struct uiw_qp *qp)
+/* §5.2.1 rules 1, 2, 5, 6: untagged, queue 1, in order; the SQ counter
+ * is the Request Identifier.  The atomic then waits in ext.aoq for its
+ * Response. */
+void uiw_wr_atomic_build(struct uiw_qp *qp, const struct uiw_wr_row *w,
+			 struct uiw_sq_slot *s)
 {
 	struct uiw_tx_msg *m = &qp->msg;
-	struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
 	struct uiw_qp_ext *x = &qp->ext;
 	struct uiw_tx_seg *g;
 	uint8_t *p;
 	size_t room;
 
-	if (uiw_wr_is_atomic(s->opcode)) {
-		/* §5.2.1 rules 1, 2, 5, 6: untagged, queue 1, in order. */
-		s->msn = qp->tx_msn[UIW_QN_READ_REQ]++;
-		s->areq.req_id = m->idx;
-		g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
-					UIW_OP_ATOMIC_REQ, true,
-					UIW_QN_READ_REQ, s->msn, 0, 0);
-		p = uiw_tx_seg_tail(g, &room);
-		uiw_tx_seg_keep(g, uiw_atomic_req_encode(p, room, &s->areq));
-		x->aoq[(x->aoq_head + x->aoq_count) % UIW_EXT_AOQ] = m->idx;
-		x->aoq_count++;
-		s->state = UIW_SQ_BUILT;
-		m->kind = UIW_MSG_NONE;
-		uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
-		return true;
-	}
-	if (s->opcode == UIW_WR_IMMEDIATE ||
-	    (s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM && m->imm_next)) {
-		/* §6.3: untagged, queue 0 with the Sends' MSNs, 8 octets. */
-		s->msn = qp->tx_msn[UIW_QN_SEND]++;
-		g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
-					s->solicited ? UIW_OP_IMM_SE
-						     : UIW_OP_IMM,
-					true, UIW_QN_SEND, s->msn, 0, 0);
-		p = uiw_tx_seg_tail(g, &room);
-		uiw_tx_seg_keep(g, uiw_imm_encode(p, room, s->imm));
-		s->state = UIW_SQ_BUILT;
-		m->kind = UIW_MSG_NONE;
-		m->imm_next = false;
-		uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
-		return true;
-	}
-	return false;
+	s->msn = qp->tx_msn[w->msn_qn]++;
+	s->areq.req_id = m->idx;
+	g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx, uiw_wr_op(w, 0, s),
+				true, w->msn_qn, s->msn, 0, 0);
+	p = uiw_tx_seg_tail(g, &room);
+	uiw_tx_seg_keep(g, uiw_atomic_req_encode(p, room, &s->areq));
+	x->aoq[(x->aoq_head + x->aoq_count) % UIW_EXT_AOQ] = m->idx;
+	x->aoq_count++;
+	uiw_wr_built(qp, s);
+	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
+}
+
+/* §6.3: Immediate Data, message k of the row: untagged, queue 0 with
+ * the Sends' MSNs, 8 octets. */
+static void imm_build(struct uiw_qp *qp, const struct uiw_wr_row *w,
+		      unsigned k, struct uiw_sq_slot *s)
+{
+	struct uiw_tx_msg *m = &qp->msg;
+	struct uiw_tx_seg *g;
+	uint8_t *p;
+	size_t room;
+
+	s->msn = qp->tx_msn[w->msn_qn]++;
+	g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx, uiw_wr_op(w, k, s),
+				true, w->msn_qn, s->msn, 0, 0);
+	p = uiw_tx_seg_tail(g, &room);
+	uiw_tx_seg_keep(g, uiw_imm_encode(p, room, s->imm));
+	m->imm_next = false;
+	uiw_wr_built(qp, s);
+	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
+}
+
+void uiw_wr_imm_build(struct uiw_qp *qp, const struct uiw_wr_row *w,
+		      struct uiw_sq_slot *s)
+{
+	imm_build(qp, w, 0, s);
+}
+
+/* §6: an RDMA Write, then Immediate Data in the same work request: the
+ * Immediate Data is built after the Write's last segment, so the
+ * receiver places the Write before it completes the Immediate Data
+ * (§7). */
+void uiw_wr_write_imm_build(struct uiw_qp *qp, const struct uiw_wr_row *w,
+			    struct uiw_sq_slot *s)
+{
+	if (qp->msg.imm_next)
+		imm_build(qp, w, 1, s);
+	else if (uiw_wr_write_seg(qp, w, s))
+		qp->msg.imm_next = true;
 }
 
 /*
@@ -215,35 +229,29 @@ static uint64_t ext_execute(const struct uiw_atomic_req *r)
 	return orig;
 }
 
-bool uiw_ext_resp_ready(struct uiw_qp *qp)
+bool uiw_irq_atomic_ready(const struct uiw_qp *qp)
 {
 	uint32_t c;
 
-	if (qp->irq_next == qp->irq_tail ||
-	    !uiw_irq_at(qp, qp->irq_next)->atomic)
-		return true;
 	/* Entries before irq_next are built; those still in use have
 	 * segments with the framing. */
 	for (c = qp->irq_head; c != qp->irq_next; c++) {
-		const struct uiw_irq_ent *e = uiw_irq_at(qp, c);
+		const struct uiw_irq_ent *e = &qp->irq[c % qp->irq_cap];
 
-		if (e->used && !e->atomic)
+		if (e->used && e->kind == UIW_IRQ_READ)
 			return false;
 	}
 	return true;
 }
 
-bool uiw_ext_build_resp(struct uiw_qp *qp)
+void uiw_irq_atomic_build(struct uiw_qp *qp, struct uiw_irq_ent *e)
 {
 	struct uiw_tx_msg *m = &qp->msg;
-	struct uiw_irq_ent *e = uiw_irq_at(qp, m->idx);
 	struct uiw_atomic_resp resp;
 	struct uiw_tx_seg *g;
 	uint8_t *p;
 	size_t room;
 
-	if (!e->atomic)
-		return false;
 	/* §5.4 rule 8, §7: executed in Request order, after the Responses
 	 * before it were generated; the Response carries the original
 	 * value and the Request Identifier (§5.2.2). */
@@ -266,7 +274,6 @@ bool uiw_ext_build_resp(struct uiw_qp *qp)
 	qp->irq_unbuilt--;
 	m->kind = UIW_MSG_NONE;
 	uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
-	return true;
 }
 
 /* ---- Receive (rx.c delivers whole messages here) ------------------------ */
@@ -310,10 +317,10 @@ void uiw_atomic_rx_request(struct uiw_qp *qp, const uint8_t *buf,
 		return;
 	}
 	/* §5.4 rules 3, 5, 8: processed in the order delivered, with the
-	 * RDMA Read Requests (the Response builder executes it). */
+	 * RDMA Read Requests (uiw_irq_atomic_build executes it). */
 	e = uiw_irq_at(qp, qp->irq_tail++);
 	memset(e, 0, sizeof(*e));
-	e->atomic = true;
+	e->kind = UIW_IRQ_ATOMIC;
 	e->areq = req;
 	e->hold = hold;
 	e->used = true;

@@ -4,10 +4,11 @@
  * does the work; tx.c, rx.c and qp.c call in at the few points where
  * the RFC 7306 messages differ from those of RFC 5040:
  *
- *   post      uiw_ext_post_check, uiw_ext_post_fill  (qp.c)
- *   transmit  uiw_ext_build_sq      Atomic Request, Immediate Data
- *             uiw_ext_build_resp    Atomic Response (executes the atomic)
- *             uiw_ext_resp_ready    may the next Response be built now?
+ *   post, transmit  the rows of the RFC 7306 work requests (wr.h):
+ *             uiw_wr_atomic_*, uiw_wr_imm_*, uiw_wr_write_imm_build
+ *   respond   uiw_irq_atomic_build  Atomic Response (executes the atomic)
+ *             uiw_irq_atomic_ready  may it be built now?
+ *             (the IRQ's handlers for an entry of kind UIW_IRQ_ATOMIC)
  *   receive   uiw_atomic_rx_request, uiw_atomic_rx_response: a whole
  *             message of queue 1 or 3 (rx.c's rows validate, place and
  *             gather it; Immediate Data is a queue 0 row of rx.c)
@@ -44,33 +45,15 @@ struct uiw_qp_ext {
 	uint32_t tx_msn3;
 };
 
-static inline bool uiw_wr_is_atomic(uint8_t wr_opcode)
-{
-	return wr_opcode == UIW_WR_ATOMIC_FETCH_ADD ||
-	       wr_opcode == UIW_WR_ATOMIC_CMP_SWP;
-}
+/* ---- Responding (tx.c) -------------------------------------------------- */
 
-/* ---- Posting (qp.c, under the QP lock) ----------------------------------- */
-
-/* The checks of the RFC 7306 opcodes and of UIW_SEND_ATOMIC_MASKED
- * beyond the common ones; 0 or uiw_error(). */
-int uiw_ext_post_check(struct uiw_qp *qp, const struct uiw_send_wr *wr);
-/* Copies what the RFC 7306 opcodes need into the slot. */
-void uiw_ext_post_fill(struct uiw_sq_slot *s, const struct uiw_send_wr *wr);
-
-/* ---- Transmit (tx.c) ----------------------------------------------------- */
-
-/* Builds the next frame of the current send message if it is one of
- * RFC 7306 (an Atomic Request, Immediate Data, or the Immediate Data
- * that ends a Write with Immediate); false when the message is not. */
-bool uiw_ext_build_sq(struct uiw_qp *qp);
-/* The IRQ entry to answer next is an atomic: executes it and builds its
- * Response.  False when that entry is not an atomic. */
-bool uiw_ext_build_resp(struct uiw_qp *qp);
-/* False while the next IRQ entry is an atomic that must wait: RDMA Read
- * Responses before it still have octets with the LLP (the atomic may
- * change the memory they are sent from). */
-bool uiw_ext_resp_ready(struct uiw_qp *qp);
+/* False while Read Responses before the next IRQ entry, an atomic,
+ * still have octets with the framing (the atomic may change the memory
+ * they are sent from). */
+bool uiw_irq_atomic_ready(const struct uiw_qp *qp);
+/* Executes the atomic of IRQ entry e (the current message) and builds
+ * its Response. */
+void uiw_irq_atomic_build(struct uiw_qp *qp, struct uiw_irq_ent *e);
 
 /* ---- Receive (rx.c) ------------------------------------------------------ */
 

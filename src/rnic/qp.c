@@ -38,28 +38,6 @@ static const char *qps(enum uiw_qp_state s)
 
 /* ---- Completions --------------------------------------------------------- */
 
-static enum uiw_wc_opcode wc_opcode(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case UIW_WR_RDMA_WRITE:
-		return UIW_WC_RDMA_WRITE;
-	case UIW_WR_RDMA_READ:
-		return UIW_WC_RDMA_READ;
-	case UIW_WR_LOCAL_INV:
-		return UIW_WC_LOCAL_INV;
-	/* RFC 7306 (uiwarp.h): Write with Immediate completes as a Write,
-	 * Immediate Data as a Send. */
-	case UIW_WR_RDMA_WRITE_WITH_IMM:
-		return UIW_WC_RDMA_WRITE;
-	case UIW_WR_ATOMIC_FETCH_ADD:
-		return UIW_WC_FETCH_ADD;
-	case UIW_WR_ATOMIC_CMP_SWP:
-		return UIW_WC_CMP_SWP;
-	default:
-		return UIW_WC_SEND;
-	}
-}
-
 void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
 		     struct uiw_wc *wc, struct uiw_qp_act *act)
 {
@@ -98,9 +76,8 @@ void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 			struct uiw_wc wc = {
 				.wr_id = s->wr_id,
 				.status = UIW_WC_SUCCESS,
-				.opcode = wc_opcode(s->opcode),
-				.byte_len = s->opcode == UIW_WR_LOCAL_INV ?
-					    0 : s->length,
+				.opcode = s->row->wc_opcode,
+				.byte_len = s->length,
 			};
 
 			uiw_qp_post_cqe(qp, qp->scq, &wc, act);
@@ -108,19 +85,16 @@ void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 	}
 }
 
-/* A send WR is done when all its segments are out and, for a Read, its
- * Response has been placed (RFC 5040 §5.5 rules 14 and 19). */
+/* A send WR is done when all its segments are out and, for a Read or
+ * an atomic, its Response has been placed (RFC 5040 §5.5 rules 14 and
+ * 19; RFC 7306 §5.4 rule 7: read_done, the original value is placed). */
 void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr, struct uiw_qp_act *act)
 {
 	struct uiw_sq_slot *s = uiw_sq_at(qp, ctr);
 
 	if (s->state != UIW_SQ_BUILT || s->segs != 0)
 		return;
-	if (s->opcode == UIW_WR_RDMA_READ && !s->read_done)
-		return;
-	/* RFC 7306 §5.4 rule 7: an atomic completes once its Response has
-	 * been delivered (read_done: the original value is placed). */
-	if (uiw_wr_is_atomic(s->opcode) && !s->read_done)
+	if (s->row->ord && !s->read_done)
 		return;
 	uiw_sq_release_holds(qp, s);
 	s->state = UIW_SQ_DONE;
@@ -140,10 +114,11 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 			.wr_id = s->wr_id,
 			.status = (int64_t)c == sq_fail ? status
 							: UIW_WC_WR_FLUSH_ERR,
-			.opcode = wc_opcode(s->opcode),
+			.opcode = s->row->wc_opcode,
 		};
 
-		if (s->opcode == UIW_WR_RDMA_READ)
+		/* A Read: what its Response placed (an atomic's is 0). */
+		if (s->row->ord)
 			wc.byte_len = s->rd_got;
 		if (s->segs)
 			s->aborted = true;  /* holds go when they are sent */
@@ -288,20 +263,11 @@ int64_t uiw_qp_find_term_wr(struct uiw_qp *qp, const struct uiw_term *t)
 		return -1;
 	for (c = qp->sq_head; c != qp->sq_next; c++) {
 		struct uiw_sq_slot *s = uiw_sq_at(qp, c);
-		/* Queue 1: RDMA Read and (RFC 7306) Atomic Requests. */
-		bool rd = s->opcode == UIW_WR_RDMA_READ ||
-			  uiw_wr_is_atomic(s->opcode);
 
 		if (s->state != UIW_SQ_ACTIVE && s->state != UIW_SQ_BUILT)
 			continue;
-		if (rd != (h.qn == UIW_QN_READ_REQ) || s->msn != h.msn)
-			continue;
-		/* Queue 0: Sends and (RFC 7306) Immediate Data, alone or
-		 * after a Write (msn is then the Immediate Data's). */
-		if (rd || s->opcode == UIW_WR_SEND ||
-		    s->opcode == UIW_WR_SEND_WITH_INV ||
-		    s->opcode == UIW_WR_IMMEDIATE ||
-		    s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM)
+		/* The queue and MSN of the WR's untagged message (wr.h). */
+		if (s->row->msn_qn == h.qn && s->msn == h.msn)
 			return c;
 	}
 	return -1;
@@ -735,107 +701,135 @@ static int post_check_state(struct uiw_qp *qp, const char *what)
 			 qp->qpn, what, qps(qp->state));
 }
 
+/* The checks every opcode shares, as its row (wr.h) describes its SGEs;
+ * *total gets the payload octets. */
+static int sq_post_sgl(struct uiw_qp *qp, const struct uiw_send_wr *wr,
+		       const struct uiw_wr_row *w, bool inl, uint64_t *total)
+{
+	int i;
+
+	*total = 0;
+	if (w->sgl == UIW_WR_SGL_NONE)
+		return 0;              /* sg_list is ignored */
+	for (i = 0; i < wr->num_sge; i++)
+		*total += wr->sg_list[i].length;
+	if (*total > UIW_MAX_MSG_SIZE)
+		return uiw_error(EINVAL, "qp %u: message of %llu octets, at "
+				 "most %u", qp->qpn,
+				 (unsigned long long)*total, UIW_MAX_MSG_SIZE);
+	if (inl) {
+		if (*total > qp->cap.max_inline_data)
+			return uiw_error(EINVAL, "qp %u: %llu octets inline, "
+					 "the QP takes at most %u", qp->qpn,
+					 (unsigned long long)*total,
+					 qp->cap.max_inline_data);
+		return 0;
+	}
+	/* Local SGEs: a valid lkey of this PD covering the range; a sink
+	 * (an RDMA Read's, an atomic's result) needs local write access. */
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct uiw_sge *g = &wr->sg_list[i];
+		enum uiw_mr_check c;
+
+		if (g->length == 0)
+			continue;
+		c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
+				 w->sgl == UIW_WR_SGL_SINK ?
+				 UIW_ACCESS_LOCAL_WRITE : 0,
+				 g->addr, g->length);
+		if (c != UIW_MRC_OK)
+			return uiw_error(EINVAL, "qp %u: SGE %d (lkey 0x%08x, "
+					 "0x%llx+%u): %s", qp->qpn, i, g->lkey,
+					 (unsigned long long)g->addr,
+					 g->length, uiw_mr_check_str(c));
+	}
+	return 0;
+}
+
+/* The payload pieces of a WR that sends from its SGEs: the inline copy,
+ * or the SGEs themselves. */
+static void sq_post_src(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
+{
+	uint32_t off = 0;
+	int i;
+
+	if (!s->inl) {
+		for (i = 0; i < wr->num_sge; i++) {
+			if (!wr->sg_list[i].length)
+				continue;
+			s->src[s->nsrc].iov_base =
+				(void *)(uintptr_t)wr->sg_list[i].addr;
+			s->src[s->nsrc].iov_len = wr->sg_list[i].length;
+			s->nsrc++;
+		}
+		return;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct uiw_sge *g = &wr->sg_list[i];
+
+		if (g->length)
+			memcpy(s->inline_buf + off,
+			       (const void *)(uintptr_t)g->addr, g->length);
+		off += g->length;
+	}
+	if (off) {
+		s->src[0].iov_base = s->inline_buf;
+		s->src[0].iov_len = off;
+		s->nsrc = 1;
+	}
+}
+
 static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 {
 	const unsigned flags = UIW_SEND_SIGNALED | UIW_SEND_SOLICITED |
 			       UIW_SEND_INLINE | UIW_SEND_FENCE |
 			       UIW_SEND_ATOMIC_MASKED;
+	const struct uiw_wr_row *w;
 	struct uiw_sq_slot *s;
-	uint64_t total = 0;
-	bool inl, rd;
-	int i, ret;
+	uint64_t total;
+	bool inl;
+	int ret;
 
 	ret = post_check_state(qp, "send");
 	if (ret)
 		return ret;
-	switch (wr->opcode) {
-	case UIW_WR_SEND:
-	case UIW_WR_SEND_WITH_INV:
-	case UIW_WR_RDMA_WRITE:
-	case UIW_WR_RDMA_READ:
-	case UIW_WR_LOCAL_INV:
-	case UIW_WR_RDMA_WRITE_WITH_IMM:    /* RFC 7306 */
-	case UIW_WR_IMMEDIATE:
-	case UIW_WR_ATOMIC_FETCH_ADD:
-	case UIW_WR_ATOMIC_CMP_SWP:
-		break;
-	default:
+	w = uiw_wr_row(wr->opcode);
+	if (!w)
 		return uiw_error(EINVAL, "qp %u: unknown send opcode %d",
 				 qp->qpn, wr->opcode);
-	}
 	if (wr->send_flags & ~flags)
 		return uiw_error(EINVAL, "qp %u: unknown send flags 0x%x",
 				 qp->qpn, wr->send_flags & ~flags);
-	/* RFC 7306 opcodes and flags (atomic.c) */
-	ret = uiw_ext_post_check(qp, wr);
-	if (ret)
-		return ret;
-	rd = wr->opcode == UIW_WR_RDMA_READ;
-	inl = (wr->send_flags & UIW_SEND_INLINE) &&
-	      wr->opcode != UIW_WR_LOCAL_INV;
-	if (wr->opcode == UIW_WR_LOCAL_INV) {
-		/* no payload: sg_list is ignored */
-	} else if (wr->num_sge < 0 ||
-		   (uint32_t)wr->num_sge > qp->cap.max_send_sge) {
-		return uiw_error(EINVAL, "qp %u: %d SGEs, the QP takes at "
-				 "most %u", qp->qpn, wr->num_sge,
-				 qp->cap.max_send_sge);
-	} else if (wr->num_sge > 0 && !wr->sg_list) {
-		return uiw_error(EINVAL, "qp %u: num_sge %d without sg_list",
-				 qp->qpn, wr->num_sge);
+	if ((wr->send_flags & UIW_SEND_ATOMIC_MASKED) && !w->masked_ok)
+		return uiw_error(EINVAL, "qp %u: UIW_SEND_ATOMIC_MASKED is "
+				 "for atomics only", qp->qpn);
+	if (w->post_check) {
+		ret = w->post_check(qp, wr);
+		if (ret)
+			return ret;
 	}
-	if (rd && wr->num_sge > 1)
-		return uiw_error(EINVAL, "qp %u: an RDMA Read takes one SGE "
-				 "(the sink), not %d", qp->qpn, wr->num_sge);
-	if (rd && inl)
-		return uiw_error(EINVAL, "qp %u: an RDMA Read cannot be "
-				 "inline", qp->qpn);
+	inl = (wr->send_flags & UIW_SEND_INLINE) &&
+	      w->sgl == UIW_WR_SGL_SOURCE;
+	if (w->sgl != UIW_WR_SGL_NONE) {
+		if (wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+			return uiw_error(EINVAL, "qp %u: %d SGEs, the QP takes "
+					 "at most %u", qp->qpn, wr->num_sge,
+					 qp->cap.max_send_sge);
+		if (wr->num_sge > 0 && !wr->sg_list)
+			return uiw_error(EINVAL, "qp %u: num_sge %d without "
+					 "sg_list", qp->qpn, wr->num_sge);
+	}
 	if (qp->sq_tail - qp->sq_head >= qp->sq_size)
 		return uiw_error(ENOMEM, "qp %u: send queue full (%u WRs)",
 				 qp->qpn, qp->sq_size);
-	if (rd && qp->state == UIW_QPS_RTS && qp->lp.ord == 0)
-		return uiw_error(EINVAL, "qp %u: RDMA Read with ORD 0 (the "
-				 "connection allows no outbound Reads)",
-				 qp->qpn);
-	if (wr->opcode != UIW_WR_LOCAL_INV) {
-		for (i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (total > UIW_MAX_MSG_SIZE)
-			return uiw_error(EINVAL, "qp %u: message of %llu "
-					 "octets, at most %u", qp->qpn,
-					 (unsigned long long)total,
-					 UIW_MAX_MSG_SIZE);
-		if (inl && total > qp->cap.max_inline_data)
-			return uiw_error(EINVAL, "qp %u: %llu octets inline, "
-					 "the QP takes at most %u", qp->qpn,
-					 (unsigned long long)total,
-					 qp->cap.max_inline_data);
-	}
-	if (!inl && wr->opcode != UIW_WR_LOCAL_INV) {
-		/* Local SGEs: a valid lkey of this PD covering the range;
-		 * an RDMA Read sink needs local write access. */
-		for (i = 0; i < wr->num_sge; i++) {
-			const struct uiw_sge *g = &wr->sg_list[i];
-			enum uiw_mr_check c;
-
-			if (g->length == 0)
-				continue;
-			c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
-					 rd ? UIW_ACCESS_LOCAL_WRITE : 0,
-					 g->addr, g->length);
-			if (c != UIW_MRC_OK)
-				return uiw_error(EINVAL, "qp %u: SGE %d (lkey "
-						 "0x%08x, 0x%llx+%u): %s",
-						 qp->qpn, i, g->lkey,
-						 (unsigned long long)g->addr,
-						 g->length,
-						 uiw_mr_check_str(c));
-		}
-	}
+	ret = sq_post_sgl(qp, wr, w, inl, &total);
+	if (ret)
+		return ret;
 
 	s = uiw_sq_at(qp, qp->sq_tail);
 	s->wr_id = wr->wr_id;
-	s->opcode = (uint8_t)wr->opcode;
+	s->row = w;
 	s->signaled = qp->sq_sig_all ||
 		      (wr->send_flags & UIW_SEND_SIGNALED);
 	s->solicited = wr->send_flags & UIW_SEND_SOLICITED;
@@ -848,46 +842,23 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	s->inv_stag = wr->invalidate_stag;
 	s->rkey = wr->wr.rdma.rkey;
 	s->raddr = wr->wr.rdma.remote_addr;
+	s->imm = wr->imm_data;
 	s->msn = 0;
 	s->rd_got = 0;
 	s->rd_last = false;
 	s->segs = 0;
 	s->nsrc = 0;
 	s->num_sge = 0;
-	if (wr->opcode != UIW_WR_LOCAL_INV) {
+	if (w->sgl != UIW_WR_SGL_NONE) {
 		s->num_sge = (uint32_t)wr->num_sge;
 		if (wr->num_sge)
 			memcpy(s->sge, wr->sg_list,
 			       (size_t)wr->num_sge * sizeof(*s->sge));
 	}
-	if (inl) {
-		uint32_t off = 0;
-
-		for (i = 0; i < wr->num_sge; i++) {
-			const struct uiw_sge *g = &wr->sg_list[i];
-
-			if (g->length)
-				memcpy(s->inline_buf + off,
-				       (const void *)(uintptr_t)g->addr,
-				       g->length);
-			off += g->length;
-		}
-		if (off) {
-			s->src[0].iov_base = s->inline_buf;
-			s->src[0].iov_len = off;
-			s->nsrc = 1;
-		}
-	} else if (!rd) {
-		for (i = 0; i < wr->num_sge; i++) {
-			if (!wr->sg_list[i].length)
-				continue;
-			s->src[s->nsrc].iov_base =
-				(void *)(uintptr_t)wr->sg_list[i].addr;
-			s->src[s->nsrc].iov_len = wr->sg_list[i].length;
-			s->nsrc++;
-		}
-	}
-	uiw_ext_post_fill(s, wr);
+	if (w->sgl == UIW_WR_SGL_SOURCE)
+		sq_post_src(s, wr);
+	if (w->post_fill)
+		w->post_fill(s, wr);
 	s->state = UIW_SQ_POSTED;
 	qp->sq_tail++;
 	return 0;

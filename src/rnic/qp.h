@@ -17,6 +17,7 @@
 #include "rtr.h"
 #include "cq.h"
 #include "framing.h"
+#include "wr.h"
 #include "../wire/ddp.h"
 
 #define UIW_TX_SEGS         64           /* segments built ahead of the
@@ -40,7 +41,7 @@ enum uiw_sq_state {
 
 struct uiw_sq_slot {
 	uint64_t wr_id;
-	uint8_t opcode;             /* enum uiw_wr_opcode */
+	const struct uiw_wr_row *row;  /* its opcode's (wr.h) */
 	uint8_t state;              /* enum uiw_sq_state */
 	bool signaled;
 	bool solicited;
@@ -64,7 +65,7 @@ struct uiw_sq_slot {
 	struct uiw_mr_entry **hold; /* per sge while transmitting */
 	uint8_t *inline_buf;        /* max_inline_data octets */
 	/* RFC 7306 (atomic.c) */
-	uint64_t imm;               /* Immediate Data */
+	uint64_t imm;               /* Immediate Data (every opcode) */
 	struct uiw_atomic_req areq; /* an atomic's request (req_id at
 				       build time) */
 };
@@ -87,6 +88,12 @@ struct uiw_rq_slot {
 
 /* ---- Inbound RDMA Read Requests (IRQ) ------------------------------------ */
 
+/* What an IRQ entry answers (tx.c builds the Response by its kind). */
+enum uiw_irq_kind {
+	UIW_IRQ_READ = 0,           /* an RDMA Read Request (RFC 5040) */
+	UIW_IRQ_ATOMIC,             /* an Atomic Request (RFC 7306) */
+};
+
 struct uiw_irq_ent {
 	struct uiw_read_req rr;
 	struct uiw_mr_entry *hold;  /* the source region (size > 0) */
@@ -95,8 +102,8 @@ struct uiw_irq_ent {
 	bool used;
 	bool built;                 /* the last Response segment is built */
 	bool aborted;
+	uint8_t kind;               /* enum uiw_irq_kind */
 	/* RFC 7306: an Atomic Request (hold: its target region) */
-	bool atomic;
 	struct uiw_atomic_req areq;
 };
 
@@ -343,6 +350,13 @@ void uiw_tx_seg_commit(struct uiw_qp *qp, struct uiw_tx_seg *g,
 		       uint32_t plen, const struct iovec *src, uint32_t src_i,
 		       uint32_t src_off);
 void uiw_tx_drop(struct uiw_qp *qp);
+/* Payload octets of the current message's next segment after a header
+ * of hdr_len octets (RFC 5041 §5.2: at most MULPDU in all); *last when
+ * they end the message. */
+uint32_t uiw_tx_msg_cut(struct uiw_qp *qp, uint32_t hdr_len, bool *last);
+/* Moves a payload cursor (piece *si, offset *so) over n octets. */
+void uiw_tx_src_advance(const struct iovec *src, uint32_t *si, uint32_t *so,
+			uint32_t n);
 void uiw_tx_abort(struct uiw_qp *qp);
 void uiw_sq_release_holds(struct uiw_qp *qp, struct uiw_sq_slot *s);
 

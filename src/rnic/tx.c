@@ -190,8 +190,7 @@ void uiw_tx_seg_commit(struct uiw_qp *qp, struct uiw_tx_seg *g,
 		g->out.len, g->out.hlen);
 }
 
-/* Moves a payload cursor over n octets of src. */
-static void src_advance(const struct iovec *src, uint32_t *si, uint32_t *so,
+void uiw_tx_src_advance(const struct iovec *src, uint32_t *si, uint32_t *so,
 			uint32_t n)
 {
 	while (n > 0) {
@@ -224,121 +223,79 @@ static void build_term(struct uiw_qp *qp)
 	qp->term_built = true;
 }
 
+uint32_t uiw_tx_msg_cut(struct uiw_qp *qp, uint32_t hdr_len, bool *last)
+{
+	struct uiw_tx_msg *m = &qp->msg;
+	uint32_t pmax = qp->lp.mulpdu - hdr_len;
+	uint32_t p = m->len - m->off < pmax ? m->len - m->off : pmax;
+
+	*last = m->off + p == m->len;
+	return p;
+}
+
+/* RFC 5040 §5.2.2: a Read Response, tagged, to the sink the Request
+ * named, from the source it named. */
+static void read_resp_build(struct uiw_qp *qp, struct uiw_irq_ent *e)
+{
+	struct uiw_tx_msg *m = &qp->msg;
+	struct uiw_tx_seg *g;
+	bool last;
+	uint32_t p = uiw_tx_msg_cut(qp, UIW_DDP_TAGGED_HDR_LEN, &last);
+
+	g = uiw_tx_seg_tagged(qp, UIW_SEG_IRQ, m->idx, UIW_OP_READ_RESP, last,
+			      e->rr.sink_stag, e->rr.sink_to + m->off);
+	g->one.iov_base = (void *)(uintptr_t)(e->rr.src_to + m->off);
+	g->one.iov_len = p;
+	e->off += p;
+	m->off += p;
+	if (last) {
+		e->built = true;
+		qp->irq_unbuilt--;
+		m->kind = UIW_MSG_NONE;
+	}
+	uiw_tx_seg_commit(qp, g, p, &g->one, 0, 0);
+}
+
+/* The Responses of the IRQ, by the kind of Request they answer. */
+static const struct irq_kind {
+	void (*build)(struct uiw_qp *qp, struct uiw_irq_ent *e);
+	/* May the next entry's Response be built now?  NULL: yes. */
+	bool (*ready)(const struct uiw_qp *qp);
+} irq_kinds[] = {
+	[UIW_IRQ_READ] = { read_resp_build, NULL },
+	/* RFC 7306 §7: an atomic waits for the Read Responses before it. */
+	[UIW_IRQ_ATOMIC] = { uiw_irq_atomic_build, uiw_irq_atomic_ready },
+};
+
+/* A Response waits, and may be built now. */
+static bool irq_ready(const struct uiw_qp *qp)
+{
+	const struct irq_kind *k;
+
+	if (qp->irq_next == qp->irq_tail)
+		return false;
+	k = &irq_kinds[qp->irq[qp->irq_next % qp->irq_cap].kind];
+	return !k->ready || k->ready(qp);
+}
+
 /* One segment of the current message. */
 static void build_segment(struct uiw_qp *qp)
 {
 	struct uiw_tx_msg *m = &qp->msg;
-	struct uiw_tx_seg *g;
-	uint32_t pmax, p;
-	bool last;
 
 	if (m->kind == UIW_MSG_IRQ) {
 		struct uiw_irq_ent *e = uiw_irq_at(qp, m->idx);
 
-		/* RFC 7306 §5.2.2: an Atomic Response (atomic.c) */
-		if (uiw_ext_build_resp(qp))
-			return;
-		/* RFC 5040 §5.2.2: tagged, to the sink the Request named. */
-		pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
-		p = m->len - m->off < pmax ? m->len - m->off : pmax;
-		last = m->off + p == m->len;
-		g = uiw_tx_seg_tagged(qp, UIW_SEG_IRQ, m->idx, UIW_OP_READ_RESP,
-				      last, e->rr.sink_stag,
-				      e->rr.sink_to + m->off);
-		g->one.iov_base = (void *)(uintptr_t)(e->rr.src_to + m->off);
-		g->one.iov_len = p;
-		e->off += p;
-		m->off += p;
-		if (last) {
-			e->built = true;
-			qp->irq_unbuilt--;
-			m->kind = UIW_MSG_NONE;
-		}
-		uiw_tx_seg_commit(qp, g, p, &g->one, 0, 0);
-		return;
-	}
-
-	{
+		irq_kinds[e->kind].build(qp, e);
+	} else {
 		struct uiw_sq_slot *s = uiw_sq_at(qp, m->idx);
-		uint32_t si = m->src_i, so = m->src_off;
 
-		/* RFC 7306: Atomic Request, Immediate Data (atomic.c) */
-		if (uiw_ext_build_sq(qp))
-			return;
-		if (s->opcode == UIW_WR_RDMA_READ) {
-			struct uiw_read_req rr = {
-				.sink_stag = s->num_sge ? s->sge[0].lkey : 0,
-				.sink_to = s->num_sge ? s->sge[0].addr : 0,
-				.size = s->length,
-				.src_stag = s->rkey,
-				.src_to = s->raddr,
-			};
-			size_t room;
-
-			/* RFC 5040 §4.4, §5.2.1: queue 1, one segment. */
-			s->msn = qp->tx_msn[UIW_QN_READ_REQ]++;
-			g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx,
-						UIW_OP_READ_REQ, true,
-						UIW_QN_READ_REQ, s->msn, 0, 0);
-			uiw_read_req_encode(uiw_tx_seg_tail(g, &room), &rr);
-			uiw_tx_seg_keep(g, UIW_READ_REQ_LEN);
-			qp->orq[(qp->orq_head + qp->orq_count) % qp->orq_cap] =
-				m->idx;
-			qp->orq_count++;
-			s->state = UIW_SQ_BUILT;
-			m->kind = UIW_MSG_NONE;
-			uiw_tx_seg_commit(qp, g, 0, NULL, 0, 0);
-			return;
-		}
-		if (s->opcode == UIW_WR_RDMA_WRITE ||
-		    s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM) {
-			/* RFC 5040 §5.1: tagged, TO advancing. */
-			pmax = qp->lp.mulpdu - UIW_DDP_TAGGED_HDR_LEN;
-			p = m->len - m->off < pmax ? m->len - m->off : pmax;
-			last = m->off + p == m->len;
-			g = uiw_tx_seg_tagged(qp, UIW_SEG_SQ, m->idx,
-					      UIW_OP_WRITE, last, s->rkey,
-					      s->raddr + m->off);
-		} else {
-			uint8_t op;
-
-			/* RFC 5040 §5.3: untagged, queue 0, MO advancing. */
-			if (s->opcode == UIW_WR_SEND_WITH_INV)
-				op = s->solicited ? UIW_OP_SEND_SE_INV
-						  : UIW_OP_SEND_INV;
-			else
-				op = s->solicited ? UIW_OP_SEND_SE
-						  : UIW_OP_SEND;
-			pmax = qp->lp.mulpdu - UIW_DDP_UNTAGGED_HDR_LEN;
-			p = m->len - m->off < pmax ? m->len - m->off : pmax;
-			last = m->off + p == m->len;
-			s->msn = qp->tx_msn[UIW_QN_SEND];
-			g = uiw_tx_seg_untagged(qp, UIW_SEG_SQ, m->idx, op, last,
-						UIW_QN_SEND, s->msn, m->off,
-						s->opcode == UIW_WR_SEND_WITH_INV ?
-						s->inv_stag : 0);
-		}
-		if (p)
-			src_advance(s->src, &m->src_i, &m->src_off, p);
-		m->off += p;
-		if (last && s->opcode == UIW_WR_RDMA_WRITE_WITH_IMM) {
-			/* RFC 7306 §6: the Immediate Data message follows
-			 * (uiw_ext_build_sq). */
-			m->imm_next = true;
-		} else if (last) {
-			if (s->opcode != UIW_WR_RDMA_WRITE)
-				qp->tx_msn[UIW_QN_SEND]++;
-			s->state = UIW_SQ_BUILT;
-			m->kind = UIW_MSG_NONE;
-		}
-		uiw_tx_seg_commit(qp, g, p, s->src, si, so);
+		s->row->build(qp, s->row, s);
 	}
 }
 
-enum { SQ_STALL, SQ_STARTED, SQ_NOFRAME };
-
-static int sq_local_fail(struct uiw_qp *qp, uint32_t ctr, int status,
-			 const char *detail, struct uiw_qp_act *act)
+int uiw_wr_fail(struct uiw_qp *qp, uint32_t ctr, int status,
+		const char *detail, struct uiw_qp_act *act)
 {
 	/* RFC 5040 §7.1 case 1: an error while creating a message sends a
 	 * Terminate instead, without copied headers. */
@@ -352,89 +309,31 @@ static int sq_local_fail(struct uiw_qp *qp, uint32_t ctr, int status,
 	};
 
 	uiw_qp_fail(qp, &f, act);
-	return SQ_NOFRAME;
+	return UIW_WR_NOSEG;
 }
 
-/* Starts the next send WR, if it may go now. */
+/* Starts the next send WR, if it may go now: the fence (RFC 5040 §5.5:
+ * a fenced WR waits until no Read or atomic is outstanding), then what
+ * its row asks for. */
 static int sq_start(struct uiw_qp *qp, struct uiw_qp_act *act)
 {
 	uint32_t ctr = qp->sq_next;
 	struct uiw_sq_slot *s = uiw_sq_at(qp, ctr);
-	char why[96];
-	uint32_t i;
+	const struct uiw_wr_row *w = s->row;
+	int r;
 
 	if (s->fence && (qp->orq_count > 0 || qp->ext.aoq_count > 0))
-		return SQ_STALL;
-	switch (s->opcode) {
-	case UIW_WR_LOCAL_INV: {
-		enum uiw_mr_check c = uiw_mr_invalidate(&qp->dev->mrt,
-							s->inv_stag, qp->pd);
-
-		if (c != UIW_MRC_OK) {
-			snprintf(why, sizeof(why), "local invalidate of STag "
-				 "0x%08x: %s", s->inv_stag,
-				 uiw_mr_check_str(c));
-			return sq_local_fail(qp, ctr, UIW_WC_LOC_PROT_ERR, why,
-					     act);
-		}
-		qp->sq_next++;
-		s->state = UIW_SQ_BUILT;
-		uiw_qp_sq_check(qp, ctr, act);
-		return SQ_NOFRAME;
-	}
-	case UIW_WR_RDMA_READ:
-		if (qp->lp.ord == 0)
-			return sq_local_fail(qp, ctr, UIW_WC_LOC_QP_OP_ERR,
-					     "RDMA Read with ORD 0", act);
-		/* RFC 5040 §6.1: never more than ORD Reads outstanding
-		 * (a Read RTR awaiting its Response is one of them). */
-		if (qp->orq_count + qp->rtr.rd_out + qp->ext.aoq_count >=
-		    qp->lp.ord)
-			return SQ_STALL;
-		break;
-	case UIW_WR_ATOMIC_FETCH_ADD:
-	case UIW_WR_ATOMIC_CMP_SWP:
-		if (qp->lp.ord == 0)
-			return sq_local_fail(qp, ctr, UIW_WC_LOC_QP_OP_ERR,
-					     "atomic with ORD 0", act);
-		/* RFC 7306 §5.2: Atomic Requests share ORD with Reads. */
-		if (qp->orq_count + qp->rtr.rd_out + qp->ext.aoq_count >=
-		    qp->lp.ord)
-			return SQ_STALL;
-		break;
-	default:
-		/* The source regions stay registered while we send. */
-		if (!s->inl) {
-			for (i = 0; i < s->num_sge; i++) {
-				const struct uiw_sge *g = &s->sge[i];
-				enum uiw_mr_check c;
-
-				s->hold[i] = NULL;
-				if (!g->length)
-					continue;
-				c = uiw_mr_get(&qp->dev->mrt, g->lkey, qp->pd,
-					       0, g->addr, g->length,
-					       &s->hold[i]);
-				s->holding = true;
-				if (c != UIW_MRC_OK) {
-					snprintf(why, sizeof(why), "SGE %u "
-						 "(lkey 0x%08x): %s", i,
-						 g->lkey,
-						 uiw_mr_check_str(c));
-					return sq_local_fail(qp, ctr,
-						UIW_WC_LOC_PROT_ERR, why, act);
-				}
-			}
-		}
-		break;
-	}
+		return UIW_WR_STALL;
+	r = w->start(qp, ctr, act);
+	if (r != UIW_WR_STARTED)
+		return r;
 	memset(&qp->msg, 0, sizeof(qp->msg));
 	qp->msg.kind = UIW_MSG_SQ;
 	qp->msg.idx = ctr;
-	qp->msg.len = s->opcode == UIW_WR_RDMA_READ ? 0 : s->length;
+	qp->msg.len = w->sgl == UIW_WR_SGL_SOURCE ? s->length : 0;
 	s->state = UIW_SQ_ACTIVE;
 	qp->sq_next++;
-	return SQ_STARTED;
+	return UIW_WR_STARTED;
 }
 
 /* Builds one segment if there is something that may go now. */
@@ -470,9 +369,7 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 			 * when both wait (neither starves the other). */
 			if (resp && sq && qp->tx_resp_last)
 				resp = false;
-			/* RFC 7306 §7: an atomic waits for the Read
-			 * Responses before it (atomic.c). */
-			if (resp && !uiw_ext_resp_ready(qp))
+			if (resp && !irq_ready(qp))
 				resp = false;
 			if (resp) {
 				struct uiw_irq_ent *e =
@@ -486,17 +383,16 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 			} else if (sq) {
 				int r = sq_start(qp, act);
 
-				if (r == SQ_STALL) {
+				if (r == UIW_WR_STALL) {
 					/* Stalled by ORD or a fence: the
 					 * Responses may still go. */
-					if (qp->irq_next == qp->irq_tail ||
-					    !uiw_ext_resp_ready(qp))
+					if (!irq_ready(qp))
 						return false;
 					qp->tx_resp_last = false;
 					continue;
 				}
 				qp->tx_resp_last = false;
-				if (r == SQ_NOFRAME)
+				if (r == UIW_WR_NOSEG)
 					continue;
 			} else {
 				return false;
