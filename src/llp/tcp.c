@@ -62,10 +62,10 @@
 #define TCP_STAGE        65536   /* receive read-ahead per thread */
 #define TCP_RA_SMALL     (16384 + 512) /* a read this small may read
 				    ahead: up to 16 KiB of payload and its
-				    headers (copied once more, saving a
-				    system call per FPDU; bench/profile.md:
-				    8-16 KiB ping-pong 1.41-1.45 -> 1.20-1.23
-				    of raw TCP) */
+				    headers, copied once more to save a
+				    system call per FPDU (a copy that size
+				    costs less than the call: bench/profile.md,
+				    "Read-ahead up to 16 KiB") */
 #define TCP_TX_GATHER    512     /* a message this small goes by send() */
 #define TCP_RA_RUN       8       /* small reads in a row: read ahead */
 #define TCP_RX_TAIL      64      /* staged beyond each read: the rest

@@ -25,16 +25,6 @@ uint64_t ep_rand(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
-static void grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return;
-	while (*cap < need)
-		*cap = *cap ? *cap * 2 : 65536;
-	*buf = realloc(*buf, *cap);
-	if (!*buf)
-		abort();
-}
 
 /* ---- The framing --------------------------------------------------------- */
 
@@ -309,7 +299,7 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 			return 0;
 		moved = uiw_msgf_tx(&s->msgf, &s->q, &s->q_len, &s->q_cap,
 				    p->tx_iov_max);
-		grow(&s->out, &s->out_cap, s->out_len + moved);
+		uiw_msgf_grow(&s->out, &s->out_cap, s->out_len + moved);
 		memcpy(s->out + s->out_len, s->q + at, moved);
 		s->out_len += moved;
 		return moved;
@@ -329,8 +319,8 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 		take = total;
 		if (p->tx_partial && total > 1)
 			take = 1 + ep_rand(&p->rng) % total;
-		grow(&s->out, &s->out_cap, s->out_len + take);
-		grow(&s->q, &s->q_cap, s->q_len + take);
+		uiw_msgf_grow(&s->out, &s->out_cap, s->out_len + take);
+		uiw_msgf_grow(&s->q, &s->q_cap, s->q_len + take);
 		for (i = 0, k = 0; i < n && k < take; i++) {
 			o = iov[i].iov_len < take - k ? iov[i].iov_len
 						       : take - k;

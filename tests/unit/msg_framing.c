@@ -21,7 +21,7 @@ int uiw_msgf_attach(struct uiw_msgf *m, struct uiw_qp *qp,
 	return uiw_qp_llp_attach(qp, &l, ops, ctx);
 }
 
-static void grow(uint8_t **buf, size_t *cap, size_t need)
+void uiw_msgf_grow(uint8_t **buf, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return;
@@ -48,7 +48,7 @@ static size_t seg_msg(struct uiw_msgf *m, const struct uiw_seg_out *g,
 	uint32_t left = g->len - g->hlen, i = g->src_i, off = g->src_off;
 	uint8_t *p;
 
-	grow(buf, cap, *len + UIW_MSGF_REC_LEN + mlen);
+	uiw_msgf_grow(buf, cap, *len + UIW_MSGF_REC_LEN + mlen);
 	p = *buf + *len;
 	put_be(p, (uint32_t)mlen, UIW_MSGF_REC_LEN);
 	p += UIW_MSGF_REC_LEN;

@@ -56,6 +56,10 @@ int uiw_msgf_attach(struct uiw_msgf *m, struct uiw_qp *qp,
 size_t uiw_msgf_tx(struct uiw_msgf *m, uint8_t **buf, size_t *len,
 		   size_t *cap, int max);
 
+/* Grows *buf (realloc, doubling from 64 KiB) to hold need octets;
+ * aborts when memory runs out (a test harness's buffer). */
+void uiw_msgf_grow(uint8_t **buf, size_t *cap, size_t need);
+
 /* Receive: n octets of the current message (the first piece begins it);
  * eor: they end it.  Returns 0, or -EPROTO once the engine reads no more
  * (the octets are then dropped). */
