@@ -96,3 +96,13 @@ VALGRIND_SOAK_PAIRS ?= 128
 valgrind: build
 	UIW_SOAK_PAIRS=$(VALGRIND_SOAK_PAIRS) \
 	bash tests/valgrind/test_valgrind.sh $(BUILD) $(CURDIR)
+
+# The architecture picture (docs/architecture.md): docs/architecture.svg
+# drawn from docs/architecture.dot by Graphviz, installed through
+# scripts/apt-ensure.sh when dot is missing.  Not part of check.
+.PHONY: docs
+docs: docs/architecture.svg
+
+docs/architecture.svg: docs/architecture.dot
+	@command -v dot >/dev/null 2>&1 || bash scripts/apt-ensure.sh "make docs" graphviz
+	dot -Tsvg $< -o $@
