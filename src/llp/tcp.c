@@ -7,8 +7,8 @@
  *
  * Receive runs on the progress thread (or, in poll mode, on the
  * application's thread inside uiw_cq_poll, see tcp_poll): it asks the
- * engine where the next octets go (uiw_qp_rx_iov), reads them straight
- * there with readv, and reports them (uiw_qp_rx_done), until the socket
+ * framing where the next octets go (uiw_mpa_rx_iov), reads them straight
+ * there with readv, and reports them (uiw_mpa_rx_done), until the socket
  * is empty or a budget is spent.  Small reads also read ahead into a
  * staging buffer, from which the engine takes the following FPDUs
  * without another system call (see rx_run).  Transmit runs in whichever
@@ -450,7 +450,7 @@ static void rx_stop(struct uiw_tcp *t)
  * seen again: bulk data then goes to its place with one copy, the
  * kernel's.  A message of several FPDUs ends with a short one unless its
  * length is a multiple of the segment; when the engine expects that one
- * next (uiw_qp_rx_iov_ahead: messages as long as the one before of their
+ * next (uiw_mpa_rx_iov's ahead: messages as long as the one before of their
  * kind), it comes with the read of the large one before it, staged and
  * copied (at most 16 KiB of payload), which saves a read per message.
  */
@@ -552,7 +552,7 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 		 * short to stage payload in bulk. */
 		tail = TCP_RX_TAIL;
 		/* The short FPDU that ends a message, when the engine
-		 * expects one next (uiw_qp_rx_iov_ahead): read with this
+		 * expects one next (uiw_mpa_rx_iov's ahead): read with this
 		 * one and copied, instead of a read of its own.  The usual
 		 * tail stays beyond it, so that a read short of the whole
 		 * still tells that the socket is empty. */

@@ -36,11 +36,20 @@
  * Order: a framing that delivers segments in order (MPA over TCP) says
  * so in uiw_llp_params.unordered == false, and the engine checks MSN and
  * MO against the next expected (RFC 5041 §7.1).  An unordered framing
- * (SCTP with the U flag, RFC 5043 §5) may hand over the segments of a
+ * (SCTP with the U flag, RFC 5043 §10) may hand over the segments of a
  * message in any order: tagged segments are placed by TO, untagged ones
- * by MO, and a message is delivered only once all of its octets are
- * placed and every message before it on its queue was delivered (RFC
- * 5041 §5.3, §5.4).
+ * by MO (RFC 5041 §5.3: placement out of order), and a message is
+ * delivered only once all of its octets are placed.  Queue 0 messages
+ * may also complete out of order; they are delivered in MSN order.
+ * Queues 1 to 3 take their messages one at a time, in MSN order.
+ *
+ * Not yet: RFC 5041 §5.4 delivers a message only after every message the
+ * data source sent before it (on any queue, tagged ones too) is placed
+ * and delivered.  Across queues only the sender's order can tell, and an
+ * unordered framing learns it from RFC 5043's DDP-SSN; the seam has no
+ * way yet to pass it, so today an unordered framing must hand over a
+ * message's segments only once those of earlier messages of other
+ * queues are in.  The SCTP framing adds that (the next step).
  */
 #ifndef UIW_RNIC_FRAMING_H
 #define UIW_RNIC_FRAMING_H
@@ -59,7 +68,7 @@ struct uiw_qp;
 /* How the engine runs on the framing; fixed when the QP enters RTS. */
 struct uiw_llp_params {
 	uint32_t mulpdu;      /* largest DDP segment (header and payload)
-				 the framing carries (RFC 5041 §5.1) */
+				 the framing carries (RFC 5041 §5.2) */
 	uint32_t ird, ord;    /* negotiated inbound/outbound Read depth */
 	bool unordered;       /* segments may arrive out of order */
 	bool tx_held;         /* the framing cannot carry a segment yet: see

@@ -150,8 +150,8 @@ bool uiw_rtr_rx_header(struct uiw_qp *qp)
 		return false;
 	qp->rtr.seg = rtr_match(r, qp->rtr.expect);
 	if (!qp->rtr.seg) {
-		/* RFC 6581 §5, §9.2: the first FPDU must be the RTR. */
-		uiw_rx_refuse(qp, UIW_E_MPA_NO_MATCHING_RTR, "first FPDU is a"
+		/* RFC 6581 §5, §9.2: the first message must be the RTR. */
+		uiw_rx_refuse(qp, UIW_E_MPA_NO_MATCHING_RTR, "first message is a"
 			   "%s %s of %u octets on %s, not a negotiated RTR",
 			   h->last ? "" : " non-final", uiw_rdmap_op_name(h->opcode), r->plen,
 			   h->tagged ? "a tagged buffer" :
@@ -198,7 +198,7 @@ bool uiw_rtr_rx_deliver(struct uiw_qp *qp, struct uiw_qp_act *act)
 			uiw_read_req_decode(r->q[UIW_QN_READ_REQ].buf, &rr);
 			if (rr.size == 0)
 				return false;
-			snprintf(r->why, sizeof(r->why), "first FPDU is an "
+			snprintf(r->why, sizeof(r->why), "first message is an "
 				 "RDMA Read Request of %u octets, not a "
 				 "zero-length Read RTR", rr.size);
 			{

@@ -79,7 +79,7 @@ static void d_atomic_resp(struct uiw_qp *qp, struct uiw_qp_act *act);
 
 enum { CLS_NONE = 0, CLS_SEND, CLS_IMM, CLS_READ, CLS_ATOMIC };
 
-/* RFC 5040 §4.3 Table 1 and RFC 7306 §4.1 Figure 2. */
+/* RFC 5040 §4.2 Figure 5 (and Figure 4), RFC 7306 §4.1 Figure 2. */
 static const struct rdmap_row rdmap_rows[16] = {
 	[UIW_OP_WRITE] = {
 		"RDMA Write", true, 0, CLS_NONE, 0,

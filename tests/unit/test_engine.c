@@ -1089,10 +1089,10 @@ static void test_direct_placement(void **state)
 	}
 }
 
-/* uiw_qp_rx_iov_ahead: once a message of a kind (untagged, tagged) has
+/* uiw_mpa_rx_iov's ahead: once a message of a kind (untagged, tagged) has
  * been seen, the read that ends the second-to-last FPDU of one as long of
  * that kind also names the rest of its short last FPDU; those octets go
- * in with uiw_qp_rx_feed, as the TCP LLP does, and land where they
+ * in with uiw_mpa_rx_feed, as the TCP LLP does, and land where they
  * belong.  Sends and Writes alternate, and a Write with Immediate Data
  * (whose Immediate Data message is untagged and short) comes before the
  * last Write: each kind keeps its own length.  Nothing is guessed for
