@@ -261,6 +261,20 @@ static uint32_t dev_max_ird(struct uiw_device *dev, uint32_t *max_ord)
 	return a.max_ird;
 }
 
+/* The LLP named by a conn_param or listen_param: 0 for TCP, the one this
+ * connection manager runs. */
+static int check_llp(enum uiw_llp_kind llp)
+{
+	if (llp == UIW_LLP_TCP)
+		return 0;
+	if (llp == UIW_LLP_SCTP)
+		return uiw_error(EPROTONOSUPPORT, "cm: DDP over SCTP "
+				 "(RFC 5043, UIW_LLP_SCTP) is not supported "
+				 "yet; use UIW_LLP_TCP");
+	return uiw_error(EINVAL, "cm: unknown LLP %d (UIW_LLP_TCP or "
+			 "UIW_LLP_SCTP)", (int)llp);
+}
+
 /* Checks a conn_param for connect (initiator) or accept; 0 or -errno
  * with the reason recorded. */
 static int check_param(const struct uiw_conn_param *p, struct uiw_device *dev,
@@ -268,9 +282,13 @@ static int check_param(const struct uiw_conn_param *p, struct uiw_device *dev,
 {
 	uint32_t max_ird, max_ord;
 	bool manual_ok;
+	int ret;
 
 	if (!p)
 		return 0;
+	ret = check_llp(p->llp);
+	if (ret)
+		return ret;
 	if (p->private_data_len > UIW_MPA_PRIVATE_DATA_MAX)
 		return uiw_error(EINVAL, "cm: private data of %u octets "
 				 "(at most %u, RFC 5044 §7.1.1)",
@@ -643,16 +661,18 @@ int uiw_cm_get_event(struct uiw_cm_channel *ch, struct uiw_cm_event *ev,
 				ev->private_data_len =
 					(uint16_t)(id->peer_pd_len - off);
 			}
+			ev->llp = UIW_LLP_TCP;
 			if (id->have_frame) {
-				ev->mpa_rev = id->peer_rev;
-				ev->peer_crc = !!(id->peer_flags & UIW_MPA_F_C);
-				ev->peer_markers =
+				ev->mpa.rev = id->peer_rev;
+				ev->mpa.peer_crc =
+					!!(id->peer_flags & UIW_MPA_F_C);
+				ev->mpa.peer_markers =
 					!!(id->peer_flags & UIW_MPA_F_M);
 			}
 			if (id->have_frame && id->peer_enh) {
 				/* RFC 6581 §9.1: "MUST pass the peer's
 				 * provided IRD and ORD values to the ULP". */
-				ev->enhanced = 1;
+				ev->mpa.enhanced = 1;
 				ev->peer_ird = id->peer_v2.ird;
 				ev->peer_ord = id->peer_v2.ord;
 				ev->peer_p2p = id->peer_v2.p2p;
@@ -1534,21 +1554,29 @@ static int listen_op(void *arg)
 	return 0;
 }
 
-int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
-		  socklen_t addrlen, int backlog, struct uiw_cm_id **listen_id)
+int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
+		     socklen_t addrlen, const struct uiw_listen_param *param,
+		     struct uiw_cm_id **listen_id)
 {
+	static const struct uiw_listen_param none;
 	struct cm_op op = { 0 };
 	struct uiw_cm_id *l;
 	socklen_t len;
-	int one = 1, ret;
+	int one = 1, ret, backlog;
 	char a[64];
 
 	if (!ch || !listen_id)
 		return uiw_error(EINVAL, "cm: listen needs a channel and an "
 				 "id pointer");
+	if (!param)
+		param = &none;
+	ret = check_llp(param->llp);
+	if (ret)
+		return ret;
 	ret = check_addr(addr, addrlen);
 	if (ret)
 		return ret;
+	backlog = param->backlog;
 	l = id_new(ch, CM_LISTEN);
 	if (!l)
 		return uiw_error(ENOMEM, "cm: out of memory");
@@ -1585,6 +1613,14 @@ int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	UIW_DBG(1, "cm: listening on %s", sa_str(&l->local, a, sizeof(a)));
 	*listen_id = l;
 	return 0;
+}
+
+int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
+		  socklen_t addrlen, int backlog, struct uiw_cm_id **listen_id)
+{
+	struct uiw_listen_param p = { .llp = UIW_LLP_TCP, .backlog = backlog };
+
+	return uiw_cm_listen_ex(ch, addr, addrlen, &p, listen_id);
 }
 
 /* Stops a listener.  Children the application has not seen go with it;

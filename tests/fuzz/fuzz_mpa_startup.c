@@ -231,12 +231,12 @@ static void valid(int fd, const uint8_t *rq, size_t n, bool acc)
 	FZ_CHECK(ev.type == UIW_CM_EVENT_CONNECT_REQUEST &&
 		 ev.listen_id == G.listener && id,
 		 "event %s for a valid Request", uiw_cm_event_str(ev.type));
-	FZ_CHECK(ev.mpa_rev == rq[17] && !!ev.peer_crc == !!(rq[16] & 0x40)
-		 && !!ev.peer_markers == !!(rq[16] & 0x80) &&
-		 !!ev.enhanced == enh,
+	FZ_CHECK(ev.mpa.rev == rq[17] && !!ev.mpa.peer_crc == !!(rq[16] & 0x40)
+		 && !!ev.mpa.peer_markers == !!(rq[16] & 0x80) &&
+		 !!ev.mpa.enhanced == enh,
 		 "CONNECT_REQUEST rev %u crc %d markers %d enhanced %d for "
-		 "flags %#x rev %u", ev.mpa_rev, ev.peer_crc, ev.peer_markers,
-		 ev.enhanced, rq[16], rq[17]);
+		 "flags %#x rev %u", ev.mpa.rev, ev.mpa.peer_crc, ev.mpa.peer_markers,
+		 ev.mpa.enhanced, rq[16], rq[17]);
 	FZ_CHECK(ev.private_data_len == pd - skip &&
 		 (!ev.private_data_len ||
 		  !memcmp(ev.private_data, rq + 20 + skip,
