@@ -204,9 +204,16 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		  socklen_t addrlen, int backlog, struct uiw_cm_id **listen_id);
 /* How long a listener waits for a new connection's MPA Request before it
- * closes it (ms; 0: the default, 10000).  At most backlog connections
- * wait for their Request at a time (RFC 5044 §7.1.2 rules 8 and 10). */
+ * closes it (ms; 0: the default, 10000; RFC 5044 §7.1.2 rules 8 and 10). */
 int uiw_cm_set_startup_timeout(struct uiw_cm_id *listen_id, int timeout_ms);
+/* The bound on a listener's connections that have not sent their MPA
+ * Request yet (0: the default, the larger of the backlog and 128).  The
+ * listener never stops accepting: at the bound, the oldest such
+ * connection is closed (after a last look for its Request) to make room,
+ * so that idle connections cannot keep out clients that send their
+ * Request at once, and the listener holds at most this many of them
+ * however many are opened.  Lowering the bound sheds the excess at once. */
+int uiw_cm_set_max_awaiting(struct uiw_cm_id *listen_id, unsigned max);
 /* The highest MPA revision a listener speaks: 2 (the default) or 1.
  * Limited to 1 it is a responder of RFC 5044 alone: a Request of
  * revision 2 is closed without a Reply (RFC 5044 §7.1.1 Rev; the

@@ -28,6 +28,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -46,10 +47,14 @@
 #include "../rt/log.h"
 #include "../rt/rt.h"
 #include "../wire/mpa.h"
+#include "cm_internal.h"
 #include "mpa2.h"
 
 #define CM_TIMEOUT_DEFAULT_MS 10000
 #define CM_BACKLOG_DEFAULT    128
+/* Connections a listener holds while they have not sent their MPA
+ * Request, at the least (uiw_cm_set_max_awaiting). */
+#define CM_AWAITING_DEFAULT   128
 #define CM_ACCEPT_BUDGET      32       /* accept calls per wake-up */
 #define CM_ACCEPT_RETRY_MS    100      /* after EMFILE and friends */
 /* MPA revisions this implementation speaks: 1 (RFC 5044) and 2 (RFC
@@ -148,15 +153,20 @@ struct uiw_cm_id {
 	/* The outcome: this side's IRD/ORD, peer-to-peer mode, RTR. */
 	struct uiw_mpa2_out nego;
 
-	/* Listener: children, the startup bound and timeout. */
+	/* Listener: children, the startup bound and timeout.  The
+	 * children still awaiting their Request are also in a queue,
+	 * oldest first, so that the oldest can be shed. */
 	struct uiw_cm_id *children;
+	struct uiw_cm_id *await_head, *await_tail;
 	unsigned awaiting, max_awaiting;
+	uint64_t accepted, shed;     /* counts, for uiw_cm_listener_stats */
 	int startup_ms;
 	uint8_t max_rev;             /* highest revision it answers */
 	bool paused;
 	/* Passive child: its listener (NULL once the listener is gone). */
 	struct uiw_cm_id *listener;
 	struct uiw_cm_id *sib_next, *sib_prev;
+	struct uiw_cm_id *await_next, *await_prev;
 
 	/* Each event of an id is raised at most once. */
 	struct cm_ev ev_req, ev_conn, ev_disc;
@@ -755,6 +765,22 @@ static void id_free(struct uiw_cm_id *id)
 
 static void listener_resume(struct uiw_cm_id *l);
 
+/* c, a child of l, no longer awaits its Request. */
+static void await_remove(struct uiw_cm_id *l, struct uiw_cm_id *c)
+{
+	if (c->await_prev)
+		c->await_prev->await_next = c->await_next;
+	else
+		l->await_head = c->await_next;
+	if (c->await_next)
+		c->await_next->await_prev = c->await_prev;
+	else
+		l->await_tail = c->await_prev;
+	c->await_next = c->await_prev = NULL;
+	l->awaiting--;
+	listener_resume(l);
+}
+
 /* Takes a passive child off its listener's books. */
 static void child_unlink(struct uiw_cm_id *c)
 {
@@ -762,10 +788,8 @@ static void child_unlink(struct uiw_cm_id *c)
 
 	if (!l)
 		return;
-	if (c->state == S_WAIT_REQ) {
-		l->awaiting--;
-		listener_resume(l);
-	}
+	if (c->state == S_WAIT_REQ)
+		await_remove(l, c);
 	if (c->sib_prev)
 		c->sib_prev->sib_next = c->sib_next;
 	else
@@ -1212,6 +1236,7 @@ struct cm_op {
 	uint16_t pd_len;
 	int ival;
 	struct sockaddr_storage *ss;
+	struct uiw_cm_listener_stats *stats;
 	const char *why;
 	char buf[160];
 };
@@ -1353,9 +1378,8 @@ static void passive_request(struct uiw_cm_id *id)
 	}
 	/* Announced: no longer counts against the listener's bound. */
 	uiw_rt_timer_stop(id->rt, &id->timer);
-	l->awaiting--;
+	await_remove(l, id);
 	id->state = S_REQ_RECEIVED;
-	listener_resume(l);
 	ev_raise(id, &id->ev_req, UIW_CM_EVENT_CONNECT_REQUEST, 0, true);
 }
 
@@ -1460,8 +1484,7 @@ static void listener_event(void *arg, uint32_t events);
 
 static void listener_resume(struct uiw_cm_id *l)
 {
-	if (l->paused && l->awaiting < l->max_awaiting &&
-	    !l->timer.armed) {
+	if (l->paused && !l->timer.armed) {
 		l->paused = false;
 		uiw_rt_watch_set(l->watch, EPOLLIN);
 	}
@@ -1500,11 +1523,44 @@ static void listener_accept_one(struct uiw_cm_id *l, int fd)
 	if (l->children)
 		l->children->sib_prev = c;
 	l->children = c;
+	c->await_prev = l->await_tail;
+	if (l->await_tail)
+		l->await_tail->await_next = c;
+	else
+		l->await_head = c;
+	l->await_tail = c;
 	l->awaiting++;
+	l->accepted++;
 	/* RFC 5044 §7.1.2 rule 10: bounded wait for the Request. */
 	uiw_rt_timer_start(c->rt, &c->timer, (unsigned)l->startup_ms);
 }
 
+/* Closes the oldest connection that still awaits its Request, unless
+ * its Request has arrived meanwhile (then it is announced instead, or
+ * refused by the usual rules).  Either way one connection less awaits.
+ * False when none awaits. */
+static bool listener_shed_oldest(struct uiw_cm_id *l)
+{
+	struct uiw_cm_id *c = l->await_head;
+	unsigned before = l->awaiting;
+
+	if (!c)
+		return false;
+	passive_request(c);
+	if (l->awaiting < before)
+		return true;
+	l->shed++;
+	passive_fail(c, -ETIMEDOUT, "shed: the oldest connection still "
+		     "awaiting its MPA Request, to make room for a new one");
+	return true;
+}
+
+/* RFC 5044 §7.1.2 rules 8 and 10 ask for a timeout on the startup
+ * frames against denial of service; a timeout alone lets peers that
+ * open connections faster than it expires fill every slot.  So the
+ * listener never stops accepting (the kernel's queue never fills and a
+ * client that sends its Request at once is always served): at the
+ * bound, the oldest connection still awaiting its Request makes room. */
 static void listener_event(void *arg, uint32_t events)
 {
 	struct uiw_cm_id *l = arg;
@@ -1513,13 +1569,6 @@ static void listener_event(void *arg, uint32_t events)
 	for (i = 0; i < CM_ACCEPT_BUDGET; i++) {
 		int fd;
 
-		/* A peer that never sends its Request must not hold
-		 * resources forever: at most max_awaiting such connections;
-		 * the rest wait in the kernel's backlog. */
-		if (l->awaiting >= l->max_awaiting) {
-			listener_pause(l);
-			return;
-		}
 		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED ||
@@ -1527,14 +1576,24 @@ static void listener_event(void *arg, uint32_t events)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			/* Out of fds or memory: retry a little later rather
-			 * than spin on a level-triggered listener. */
+			/* Out of fds: an idle connection gives its fd to a
+			 * new one. */
+			if ((errno == EMFILE || errno == ENFILE) &&
+			    listener_shed_oldest(l))
+				continue;
+			/* Out of fds or memory with nothing to shed: retry a
+			 * little later rather than spin on a level-triggered
+			 * listener. */
 			UIW_DBG(1, "cm: accept: %s", strerror(errno));
 			listener_pause(l);
 			uiw_rt_timer_start(l->rt, &l->timer,
 					   CM_ACCEPT_RETRY_MS);
 			return;
 		}
+		/* Room for it: only now that there is a new connection. */
+		while (l->awaiting >= l->max_awaiting &&
+		       listener_shed_oldest(l))
+			;
 		listener_accept_one(l, fd);
 	}
 }
@@ -1580,7 +1639,8 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	l = id_new(ch, CM_LISTEN);
 	if (!l)
 		return uiw_error(ENOMEM, "cm: out of memory");
-	l->max_awaiting = backlog > 0 ? (unsigned)backlog : CM_BACKLOG_DEFAULT;
+	l->max_awaiting = backlog > CM_AWAITING_DEFAULT ? (unsigned)backlog :
+			  CM_AWAITING_DEFAULT;
 	l->max_rev = CM_MPA_REV_MAX;
 	l->startup_ms = CM_TIMEOUT_DEFAULT_MS;
 	sa_copy(&l->local, addr);
@@ -1666,6 +1726,59 @@ int uiw_cm_set_startup_timeout(struct uiw_cm_id *id, int timeout_ms)
 		return uiw_error(EINVAL, "cm: negative timeout %d",
 				 timeout_ms);
 	return uiw_rt_call(id->rt, set_timeout_op, &op);
+}
+
+static int set_awaiting_op(void *arg)
+{
+	struct cm_op *op = arg;
+	struct uiw_cm_id *l = op->id;
+
+	l->max_awaiting = (unsigned)op->ival;
+	/* Lowered below what awaits now: the oldest go at once. */
+	while (l->awaiting > l->max_awaiting && listener_shed_oldest(l))
+		;
+	return 0;
+}
+
+int uiw_cm_set_max_awaiting(struct uiw_cm_id *id, unsigned max)
+{
+	struct cm_op op = { .id = id };
+
+	if (!id || id->kind != CM_LISTEN)
+		return uiw_error(EINVAL, "cm: the bound on connections "
+				 "awaiting their MPA Request is set on a "
+				 "listener");
+	if (max > INT_MAX)
+		return uiw_error(EINVAL, "cm: bound %u too large", max);
+	op.ival = max ? (int)max : CM_AWAITING_DEFAULT;
+	return uiw_rt_call(id->rt, set_awaiting_op, &op);
+}
+
+static int stats_op(void *arg)
+{
+	struct cm_op *op = arg;
+	struct uiw_cm_id *l = op->id;
+	struct uiw_cm_listener_stats *st = op->stats;
+
+	st->awaiting = l->awaiting;
+	st->max_awaiting = l->max_awaiting;
+	st->accepted = l->accepted;
+	st->shed = l->shed;
+	pthread_mutex_lock(&l->ch->lock);
+	st->channel_ids = l->ch->nids;
+	pthread_mutex_unlock(&l->ch->lock);
+	return 0;
+}
+
+int uiw_cm_listener_stats(struct uiw_cm_id *id,
+			  struct uiw_cm_listener_stats *st)
+{
+	struct cm_op op = { .id = id, .stats = st };
+
+	if (!id || id->kind != CM_LISTEN || !st)
+		return uiw_error(EINVAL, "cm: listener stats need a listener "
+				 "and a place for them");
+	return uiw_rt_call(id->rt, stats_op, &op);
 }
 
 static int set_rev_op(void *arg)
