@@ -107,8 +107,10 @@ struct uiw_conn_param {
 	 * before our first FPDU (the RTR in peer-to-peer mode) and the
 	 * ESTABLISHED event; work requests posted meanwhile wait.  0: none.
 	 * For responders that are not ready to read FPDUs when they send
-	 * their Reply: Linux siw 6.1 leaves an FPDU that arrives at once
-	 * unread about one connection in ten; 100 ms avoids it. */
+	 * their Reply (Linux siw 6.1 sometimes leaves an FPDU that arrives
+	 * at once unread): the delay lets them get ready before our first
+	 * FPDU, which RFC 5044 §7.1.2 rule 4 lets them wait for.  How often
+	 * siw does it and the delay the tests use: README, Interoperability. */
 	uint16_t start_delay_ms;
 	/* FPDU alignment with TCP segments (RFC 5044 §5.1, a SHOULD: it
 	 * lets a receiver place each segment as it comes).  ON: kept
@@ -120,10 +122,10 @@ struct uiw_conn_param {
 	 * it must; capture decoders that look for FPDUs at segment starts
 	 * lose most of them).  DEFAULT: ON, except to this host (loopback,
 	 * or our own address) without markers where a full FPDU is shorter
-	 * than a segment: OFF.  There the kernel's work per message made a
-	 * 512 KiB Send ping-pong take 1.6 times as long aligned
-	 * (bench/profile.md); nothing crosses a network that could use the
-	 * alignment.  Captures on lo that must decode every FPDU ask for
+	 * than a segment: OFF.  There alignment costs a message (and the
+	 * kernel's work for it) per FPDU and buys nothing, since nothing
+	 * crosses a network that could use it; the figures are in
+	 * bench/profile.md.  Captures on lo that must decode every FPDU ask for
 	 * ON (uiwarp-wiretest does). */
 	enum uiw_opt align;
 };
