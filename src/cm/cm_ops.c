@@ -453,12 +453,14 @@ static int passive_step(struct uiw_cm_id *id, bool sync)
 		cm_id_closed(id, -ECONNREFUSED);
 		return 0;
 	case UIW_MPA_SU_FAILED:
+		ret = s->status;
 		if (sync) {
-			cm_id_closed(id, s->status);
-			return s->status;
+			cm_id_closed(id, ret);
+			return ret;
 		}
-		cm_passive_fail(id, s->status, s->why);
-		return s->status;
+		/* May free id. */
+		cm_passive_fail(id, ret, s->why);
+		return ret;
 	default:
 		su_watch(id);
 		return 0;
