@@ -56,7 +56,8 @@ static size_t frame(uint8_t *b, const uint8_t key[16], uint8_t flags,
 			b[n++] = (uint8_t)x;
 		}
 	}
-	memcpy(b + n, pd, pl);
+	if (pl)
+		memcpy(b + n, pd, pl);
 	n += pl;
 	b[18] = (uint8_t)((n - 20) >> 8);
 	b[19] = (uint8_t)(n - 20);
