@@ -335,7 +335,7 @@ static int cm_event(struct ping *p, struct conn *c, struct uiw_cm_event *ev)
 	switch (ev->type) {
 	case UIW_CM_EVENT_ESTABLISHED:
 		c->established = true;
-		c->mpa_rev = ev->mpa_rev;
+		c->mpa_rev = ev->mpa.rev;
 		c->p2p = ev->p2p;
 		c->rtr = ev->rtr;
 		return 0;
@@ -1026,8 +1026,8 @@ static int serve(struct ping *p, struct uiw_cm_event *req)
 		char r[32];
 
 		dbg(p, "connection request from %s: MPA revision %u, CRC %s, markers %s, IRD %u, ORD %u, peer-to-peer %s, RTR %s",
-		    c->peer, req->mpa_rev, onoff(req->peer_crc),
-		    onoff(req->peer_markers), req->peer_ird, req->peer_ord,
+		    c->peer, req->mpa.rev, onoff(req->mpa.peer_crc),
+		    onoff(req->mpa.peer_markers), req->peer_ird, req->peer_ord,
 		    onoff(req->peer_p2p), rtr_str(req->peer_rtr, r,
 						  sizeof(r)));
 	}

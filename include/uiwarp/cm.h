@@ -1,8 +1,11 @@
 /*
  * uiwarp connection manager: listen, connect, accept, reject and
- * disconnect over TCP (IPv4 and IPv6) with MPA startup (RFC 5044 §7),
- * modelled on librdmacm.  Everything is asynchronous; events are read
- * from a channel whose fd becomes readable when one is pending.
+ * disconnect, modelled on librdmacm.  The lower layer (LLP) is named per
+ * connection and per listener: TCP (IPv4 and IPv6) with MPA startup
+ * (RFC 5044 §7) today; SCTP (RFC 5043) is reserved in the API and
+ * refused with -EPROTONOSUPPORT until it is implemented.  Everything is
+ * asynchronous; events are read from a channel whose fd becomes
+ * readable when one is pending.
  */
 #ifndef UIWARP_CM_H
 #define UIWARP_CM_H
@@ -10,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <uiwarp/uiwarp.h>   /* enum uiw_llp_kind */
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +79,7 @@ enum {
  * completion is made, and a responder sends nothing before it.
  */
 struct uiw_conn_param {
+	enum uiw_llp_kind llp;      /* 0: TCP.  Accept: the listener's LLP */
 	const void *private_data;
 	uint16_t private_data_len;  /* at most UIW_MPA_PRIVATE_DATA_MAX, or
 				       UIW_MPA_V2_PRIVATE_DATA_MAX when the
@@ -95,8 +100,10 @@ struct uiw_conn_param {
 	 * before our first FPDU (the RTR in peer-to-peer mode) and the
 	 * ESTABLISHED event; work requests posted meanwhile wait.  0: none.
 	 * For responders that are not ready to read FPDUs when they send
-	 * their Reply: Linux siw 6.1 leaves an FPDU that arrives at once
-	 * unread about one connection in ten; 100 ms avoids it. */
+	 * their Reply (Linux siw 6.1 sometimes leaves an FPDU that arrives
+	 * at once unread): the delay lets them get ready before our first
+	 * FPDU, which RFC 5044 §7.1.2 rule 4 lets them wait for.  How often
+	 * siw does it and the delay the tests use: README, Interoperability. */
 	uint16_t start_delay_ms;
 	/* FPDU alignment with TCP segments (RFC 5044 §5.1, a SHOULD: it
 	 * lets a receiver place each segment as it comes).  ON: kept
@@ -108,10 +115,10 @@ struct uiw_conn_param {
 	 * it must; capture decoders that look for FPDUs at segment starts
 	 * lose most of them).  DEFAULT: ON, except to this host (loopback,
 	 * or our own address) without markers where a full FPDU is shorter
-	 * than a segment: OFF.  There the kernel's work per message made a
-	 * 512 KiB Send ping-pong take 1.6 times as long aligned
-	 * (bench/profile.md); nothing crosses a network that could use the
-	 * alignment.  Captures on lo that must decode every FPDU ask for
+	 * than a segment: OFF.  There alignment costs a message (and the
+	 * kernel's work for it) per FPDU and buys nothing, since nothing
+	 * crosses a network that could use it; the figures are in
+	 * bench/profile.md.  Captures on lo that must decode every FPDU ask for
 	 * ON (uiwarp-wiretest does). */
 	enum uiw_opt align;
 };
@@ -131,24 +138,32 @@ enum uiw_cm_event_type {
 };
 const char *uiw_cm_event_str(enum uiw_cm_event_type type);
 
+/* What the peer's MPA startup frame said (llp UIW_LLP_TCP), as
+ * received; all zero before a frame arrived. */
+struct uiw_cm_mpa_info {
+	uint8_t rev;                  /* its revision */
+	uint8_t peer_crc;             /* peer asked for CRC (C) */
+	uint8_t peer_markers;         /* peer asked for markers (M) */
+	/* RFC 6581: the frame had the enhanced-setup bit; its first 4
+	 * octets (IRD, ORD, peer-to-peer flags) are not part of the
+	 * event's private_data but its peer_* fields. */
+	uint8_t enhanced;
+};
+
 struct uiw_cm_event {
 	enum uiw_cm_event_type type;
 	struct uiw_cm_id *id;         /* the id the event is about */
 	struct uiw_cm_id *listen_id;  /* CONNECT_REQUEST: the listener */
 	int status;                   /* 0 or -errno */
+	uint8_t llp;                  /* enum uiw_llp_kind of the connection */
 	/* The peer's private data (CONNECT_REQUEST, ESTABLISHED, REJECTED);
 	 * valid until the next uiw_cm_get_event on the channel. */
 	const void *private_data;
 	uint16_t private_data_len;
-	/* The peer's MPA negotiation as received. */
-	uint8_t mpa_rev;
-	uint8_t peer_crc;             /* peer asked for CRC */
-	uint8_t peer_markers;         /* peer asked for markers */
-	uint32_t peer_ird, peer_ord;  /* 0 when the peer did not say */
-	/* RFC 6581 (the peer's frame had the enhanced-setup bit; the 4
-	 * octets are not part of private_data).  peer_ird and peer_ord are
-	 * as sent (0x3FFF: the peer leaves them to the ULP). */
-	uint8_t enhanced;
+	/* The peer's IRD and ORD, 0 when the peer did not say (with TCP:
+	 * an MPA frame without the RFC 6581 field).  As sent: 0x3FFF means
+	 * the peer leaves them to the ULP. */
+	uint32_t peer_ird, peer_ord;
 	uint8_t peer_p2p;             /* the peer set A (peer-to-peer) */
 	uint8_t peer_rtr;             /* UIW_RTR_* flags the peer set */
 	/* ESTABLISHED: the outcome on this side.  p2p: peer-to-peer mode;
@@ -158,6 +173,8 @@ struct uiw_cm_event {
 	uint8_t p2p;
 	uint8_t rtr;
 	uint32_t ird, ord;
+	/* The lower layer's own part: for TCP, the peer's MPA frame. */
+	struct uiw_cm_mpa_info mpa;
 };
 
 struct uiw_cm_channel *uiw_cm_channel_create(struct uiw_device *dev);
@@ -168,13 +185,30 @@ int uiw_cm_channel_fd(struct uiw_cm_channel *ch);
 int uiw_cm_get_event(struct uiw_cm_channel *ch, struct uiw_cm_event *ev,
 		     int timeout_ms);
 
-/* Listens on addr (port 0 picks one; see uiw_cm_local_addr). */
+/* How a listener runs.  A zeroed struct gives the defaults. */
+struct uiw_listen_param {
+	enum uiw_llp_kind llp;      /* 0: TCP; SCTP: -EPROTONOSUPPORT */
+	int backlog;                /* the kernel's accept queue; <= 0: 128 */
+};
+/* Listens on addr (port 0 picks one; see uiw_cm_local_addr) with the
+ * LLP and backlog of param (NULL: the defaults). */
+int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
+		     socklen_t addrlen, const struct uiw_listen_param *param,
+		     struct uiw_cm_id **listen_id);
+/* uiw_cm_listen_ex over TCP with this backlog. */
 int uiw_cm_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		  socklen_t addrlen, int backlog, struct uiw_cm_id **listen_id);
 /* How long a listener waits for a new connection's MPA Request before it
- * closes it (ms; 0: the default, 10000).  At most backlog connections
- * wait for their Request at a time (RFC 5044 §7.1.2 rules 8 and 10). */
+ * closes it (ms; 0: the default, 10000; RFC 5044 §7.1.2 rules 8 and 10). */
 int uiw_cm_set_startup_timeout(struct uiw_cm_id *listen_id, int timeout_ms);
+/* The bound on a listener's connections that have not sent their MPA
+ * Request yet (0: the default, the larger of the backlog and 128).  The
+ * listener never stops accepting: at the bound, the oldest such
+ * connection is closed (after a last look for its Request) to make room,
+ * so that idle connections cannot keep out clients that send their
+ * Request at once, and the listener holds at most this many of them
+ * however many are opened.  Lowering the bound sheds the excess at once. */
+int uiw_cm_set_max_awaiting(struct uiw_cm_id *listen_id, unsigned max);
 /* The highest MPA revision a listener speaks: 2 (the default) or 1.
  * Limited to 1 it is a responder of RFC 5044 alone: a Request of
  * revision 2 is closed without a Reply (RFC 5044 §7.1.1 Rev; the

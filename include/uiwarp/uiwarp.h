@@ -253,6 +253,14 @@ struct uiw_qp_init_attr {
 	void *qp_context;
 };
 
+/* The lower-layer protocol that carries DDP.  Zero is TCP, so that a
+ * zeroed uiw_conn_param or uiw_listen_param keeps meaning TCP. */
+enum uiw_llp_kind {
+	UIW_LLP_TCP = 0,    /* MPA over TCP (RFC 5044) */
+	UIW_LLP_SCTP = 1,   /* DDP over SCTP (RFC 5043): not supported yet,
+			       -EPROTONOSUPPORT */
+};
+
 struct uiw_qp_attr {
 	enum uiw_qp_state state;
 	uint32_t qp_num;
@@ -260,6 +268,7 @@ struct uiw_qp_attr {
 	uint32_t ird;             /* negotiated inbound Read/atomic depth */
 	uint32_t ord;             /* negotiated outbound Read/atomic depth */
 	uint32_t mulpdu;          /* current maximum ULPDU size */
+	uint8_t llp;              /* enum uiw_llp_kind: what carries DDP */
 	int crc;                  /* MPA CRC in use */
 	int markers_tx;           /* we insert markers */
 	int markers_rx;           /* the peer inserts markers */

@@ -26,6 +26,7 @@ int uiw_mpa_attach(struct uiw_mpa *m, struct uiw_qp *qp,
 	/* RFC 5044 §7.1.2 rule 4: the responder sends no FPDU before it
 	 * has received a valid one (the receive side releases it). */
 	a.tx_held = p->hold;
+	a.llp = UIW_LLP_TCP;
 	a.crc = p->crc;
 	a.markers_tx = p->markers_tx;
 	a.markers_rx = p->markers_rx;

@@ -645,6 +645,7 @@ int uiw_qp_query(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->ird = qp->lp.ird;
 	attr->ord = qp->lp.ord;
 	attr->mulpdu = qp->lp.mulpdu;
+	attr->llp = qp->lp.llp;
 	attr->crc = qp->lp.crc;
 	attr->markers_tx = qp->lp.markers_tx;
 	attr->markers_rx = qp->lp.markers_rx;

@@ -316,9 +316,9 @@ static void test_reject_sends_r(void **state)
 	CF_OK(cf_wait_event(e, UIW_CM_EVENT_CONNECT_REQUEST, NULL, &ev));
 	assert_int_equal(ev.private_data_len, 6);
 	assert_memory_equal(ev.private_data, "hello?", 6);
-	assert_int_equal(ev.mpa_rev, 1);
-	assert_true(ev.peer_crc);
-	assert_false(ev.peer_markers);
+	assert_int_equal(ev.mpa.rev, 1);
+	assert_true(ev.mpa.peer_crc);
+	assert_false(ev.mpa.peer_markers);
 	assert_int_equal(uiw_cm_reject(ev.id, "no", 2), 0);
 	CF_OK(rp_mpa_read_frame(&e->rp, true));
 	assert_true(e->rp.peer_flags & UIW_MPA_F_R);

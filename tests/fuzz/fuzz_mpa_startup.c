@@ -1,83 +1,39 @@
 /*
- * The MPA startup of the connection manager (src/cm/cm.c) as a
- * responder, fed arbitrary octets by a raw TCP peer on 127.0.0.1.  A
- * listener with a short startup timeout runs in this process (its
- * progress thread reads the Request); the peer connects, writes the
- * input and, for a frame still incomplete, may half-close.  What must
- * happen is decided by a reference reading of RFC 5044 §7.1.1-§7.1.2
- * and RFC 6581 §6, §9:
+ * The MPA startup object (src/cm/mpa_startup.c) driven directly: no
+ * socket, no thread, no clock.  As a responder it is fed arbitrary
+ * octets, in one or two pieces, perhaps followed by the end of the
+ * stream and the startup deadline.  What must happen is decided by a
+ * reference reading of RFC 5044 §7.1.1-§7.1.2 and RFC 6581 §6, §9:
  *  - a valid Request (key "MPA ID Req Frame", PD_Length <= 512, exactly
  *    20 + PD_Length octets and nothing after them, revision 1 or 2, and
  *    with the enhanced-setup bit of revision 2 at least 4 octets of
- *    private data): one CONNECT_REQUEST whose revision, C and M flags,
- *    IRD/ORD field and private data (without the 4 octets of the field)
- *    are the Request's; then the application rejects (a Reply with R,
- *    then the close) or accepts (a Reply without R in the Request's
- *    revision, with the field exactly when the Request had it,
- *    ESTABLISHED, and DISCONNECTED once the peer hangs up);
- *  - anything else: the connection is closed without a Reply and no
- *    event is raised, never a hang (a prefix of a valid Request closes
- *    at the peer's FIN or at the startup timeout).
- * Every wait has a 5 s limit; exceeding it is a finding.
+ *    private data): REQ_RECEIVED, with the Request's revision, C and M
+ *    flags, IRD/ORD field and private data (without the 4 octets of the
+ *    field); then the ULP rejects (a Reply with R, then REJECTED) or
+ *    accepts (a Reply without R in the Request's revision, with the
+ *    field exactly when the Request had it, then Full Operation from
+ *    the octet after the Request);
+ *  - anything else: FAILED without a Reply, at once, at the end of the
+ *    stream, or at the deadline (a prefix of a valid Request).
+ * The reader never asks for an octet past the end of the Request.
+ * The same octets are also fed to an initiator as the Reply to its
+ * Request: it never takes an octet past the Reply, enters Full
+ * Operation only on a Reply key without R whose frame ends exactly
+ * where it stopped, and is rejected only on R.
  *
  * Input: mode(1), then the octets the peer sends (at most 600).
- *   mode 0x01: accept a valid Request (else reject); 0x02: half-close
- *   after writing (only for inputs that are not a valid Request);
+ *   mode 0x01: accept a valid Request (else reject; the initiator asks
+ *   for revision 2, else 1); 0x02: end of stream after the octets;
  *   0x04: write in two parts at the octet (mode >> 3) * 8
  */
 #include "fuzz.h"
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-#include <uiwarp/uiwarp.h>
+#include <uiwarp/cm.h>
+#include "cm/mpa_startup.h"
 #include "wire/mpa.h"
 
-#define WAIT_MS 5000
+#define T0 1000
 #define STARTUP_MS 20
-
-static struct {
-	struct uiw_device *dev;
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *listener;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct sockaddr_in addr;
-} G;
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void setup(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	struct sockaddr_storage ss;
-
-	G.dev = uiw_device_open("fuzzcm");
-	FZ_CHECK(G.dev, "device_open: %s", uiw_last_error());
-	G.ch = uiw_cm_channel_create(G.dev);
-	FZ_CHECK(G.ch, "channel: %s", uiw_last_error());
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	FZ_CHECK(uiw_cm_listen(G.ch, (struct sockaddr *)&a, sizeof(a), 16,
-			       &G.listener) == 0, "listen: %s",
-		 uiw_last_error());
-	FZ_CHECK(uiw_cm_set_startup_timeout(G.listener, STARTUP_MS) == 0,
-		 "startup timeout: %s", uiw_last_error());
-	FZ_CHECK(uiw_cm_local_addr(G.listener, &ss) == 0, "local addr");
-	memcpy(&G.addr, &ss, sizeof(G.addr));
-	G.pd = uiw_pd_alloc(G.dev);
-	G.cq = uiw_cq_create(G.dev, 16);
-	FZ_CHECK(G.pd && G.cq, "pd/cq: %s", uiw_last_error());
-}
 
 /* RFC 5044 §7.1.1, RFC 6581 §6: 1 valid, 0 a prefix of what may still
  * become valid, -1 invalid. */
@@ -106,91 +62,6 @@ static int ref_request(const uint8_t *b, size_t n)
 	return 1;
 }
 
-static int peer_connect(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	FZ_CHECK(fd >= 0, "socket: %s", strerror(errno));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&G.addr, sizeof(G.addr)) < 0) {
-		/* libFuzzer's SIGALRM (-timeout) interrupts system calls:
-		 * the connection then completes on its own */
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		int64_t end = mono_ms() + WAIT_MS;
-		socklen_t l = sizeof(one);
-
-		FZ_CHECK(errno == EINTR, "connect: %s", strerror(errno));
-		while (poll(&p, 1, (int)(end - mono_ms())) < 0 &&
-		       errno == EINTR && mono_ms() < end)
-			;
-		FZ_CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &one, &l) == 0 &&
-			 one == 0, "connect: %s", strerror(one));
-	}
-	return fd;
-}
-
-static void put(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		/* the responder may have closed already */
-		if (r <= 0)
-			return;
-		p += r;
-		n -= (size_t)r;
-	}
-}
-
-/* Reads up to cap octets until EOF/reset; returns the count, and in
- * *closed whether the connection ended. */
-static size_t take(int fd, uint8_t *b, size_t cap, size_t want, bool *closed)
-{
-	size_t n = 0;
-
-	*closed = false;
-	while (n < want || want == 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t end = mono_ms() + WAIT_MS;
-		int r;
-		ssize_t g;
-
-		/* EINTR: libFuzzer's SIGALRM; wait on to the same end */
-		while ((r = poll(&p, 1, (int)(end - mono_ms()))) < 0 &&
-		       errno == EINTR && mono_ms() < end)
-			;
-		FZ_CHECK(r == 1, "the responder neither answered nor closed "
-			 "within %d ms (%zu octets so far)", WAIT_MS, n);
-		g = recv(fd, b + n, cap - n, 0);
-		if (g < 0 && errno == EINTR)
-			continue;
-		if (g <= 0) {
-			*closed = true;
-			break;
-		}
-		n += (size_t)g;
-		FZ_CHECK(n <= cap, "more than %zu octets from the responder",
-			 cap);
-	}
-	return n;
-}
-
-static struct uiw_cm_event next_event(const char *what)
-{
-	struct uiw_cm_event ev;
-	int64_t end = mono_ms() + WAIT_MS;
-	int r;
-
-	while ((r = uiw_cm_get_event(G.ch, &ev, (int)(end - mono_ms()))) ==
-	       -EINTR && mono_ms() < end)
-		;
-
-	FZ_CHECK(r == 0, "no event while waiting for %s: %d", what, r);
-	return ev;
-}
-
 static void check_reply(const uint8_t *rq, const uint8_t *b, size_t n,
 			bool reject)
 {
@@ -217,117 +88,181 @@ static void check_reply(const uint8_t *rq, const uint8_t *b, size_t n,
 			 !!(rq[20] & 0x80));
 }
 
-static void valid(int fd, const uint8_t *rq, size_t n, bool acc)
+
+/* Feeds b[0..n) to s as a reader would: at most want() octets at a
+ * time, split at cut.  Returns the octets taken. */
+static size_t feed(struct uiw_mpa_startup *s, const uint8_t *b, size_t n,
+		   size_t cut, size_t frame_end)
 {
-	bool enh = rq[17] >= 2 && (rq[16] & 0x10), closed;
-	size_t pd = ref_be16(rq + 18), skip = enh ? 4 : 0;
-	struct uiw_cm_event ev = next_event("CONNECT_REQUEST");
-	struct uiw_cm_id *id = ev.id;
-	struct uiw_qp_init_attr qa;
-	struct uiw_qp *qp = NULL;
-	uint8_t b[600];
-	size_t got;
+	size_t off = 0;
 
-	FZ_CHECK(ev.type == UIW_CM_EVENT_CONNECT_REQUEST &&
-		 ev.listen_id == G.listener && id,
-		 "event %s for a valid Request", uiw_cm_event_str(ev.type));
-	FZ_CHECK(ev.mpa_rev == rq[17] && !!ev.peer_crc == !!(rq[16] & 0x40)
-		 && !!ev.peer_markers == !!(rq[16] & 0x80) &&
-		 !!ev.enhanced == enh,
-		 "CONNECT_REQUEST rev %u crc %d markers %d enhanced %d for "
-		 "flags %#x rev %u", ev.mpa_rev, ev.peer_crc, ev.peer_markers,
-		 ev.enhanced, rq[16], rq[17]);
-	FZ_CHECK(ev.private_data_len == pd - skip &&
-		 (!ev.private_data_len ||
-		  !memcmp(ev.private_data, rq + 20 + skip,
-			  ev.private_data_len)),
+	while (off < n) {
+		size_t w = uiw_mpa_startup_want(s), k = n - off, used;
+
+		if (!w)
+			break;
+		if (s->state == UIW_MPA_SU_WAIT_REQ ||
+		    s->state == UIW_MPA_SU_WAIT_REP)
+			FZ_CHECK(frame_end == 0 || off + w <= frame_end,
+				 "want %zu at %zu reaches past the frame's end "
+				 "%zu", w, off, frame_end);
+		if (k > w)
+			k = w;
+		if (off < cut && off + k > cut)
+			k = cut - off;
+		used = uiw_mpa_startup_input(s, b + off, k);
+		FZ_CHECK(used <= k, "used %zu of %zu", used, k);
+		off += used;
+		if (used < k)
+			break;
+	}
+	return off;
+}
+
+/* The responder's side of a valid Request; the ULP answers. */
+static void valid(struct uiw_mpa_startup *r, const uint8_t *rq, size_t n,
+		  bool acc)
+{
+	bool enh = rq[17] >= 2 && (rq[16] & 0x10);
+	size_t pd = ref_be16(rq + 18), skip = enh ? 4 : 0, len;
+	struct uiw_mpa_side me = {
+		.crc = true,
+		.l = { .ird = 4, .ord = 4, .max_ird = 16, .rtr = UIW_RTR_ALL },
+		.pd = (const uint8_t *)"answer", .pd_len = 6,
+	};
+	const uint8_t *out;
+
+	FZ_CHECK(r->state == UIW_MPA_SU_REQ_RECEIVED,
+		 "state %s for a valid Request",
+		 uiw_mpa_startup_state_str(r->state));
+	FZ_CHECK(r->rx_startup == n, "Full Operation would start at %u, the "
+		 "Request has %zu octets", r->rx_startup, n);
+	FZ_CHECK(r->peer_rev == rq[17] &&
+		 !!(r->peer_flags & UIW_MPA_F_C) == !!(rq[16] & 0x40) &&
+		 !!(r->peer_flags & UIW_MPA_F_M) == !!(rq[16] & 0x80) &&
+		 r->peer_enh == enh,
+		 "Request taken as rev %u flags %#x enhanced %d for flags %#x "
+		 "rev %u", r->peer_rev, r->peer_flags, r->peer_enh, rq[16],
+		 rq[17]);
+	FZ_CHECK(r->peer_pd_len == pd - skip &&
+		 (!r->peer_pd_len ||
+		  !memcmp(r->peer_pd, rq + 20 + skip, r->peer_pd_len)),
 		 "private data of %u octets, the Request has %zu",
-		 ev.private_data_len, pd - skip);
+		 r->peer_pd_len, pd - skip);
 	if (enh)
-		FZ_CHECK(ev.peer_ird == (ref_be16(rq + 20) & 0x3fff) &&
-			 ev.peer_ord == (ref_be16(rq + 22) & 0x3fff) &&
-			 !!ev.peer_p2p == !!(rq[20] & 0x80),
+		FZ_CHECK(r->peer_v2.ird == (ref_be16(rq + 20) & 0x3fff) &&
+			 r->peer_v2.ord == (ref_be16(rq + 22) & 0x3fff) &&
+			 r->peer_v2.p2p == !!(rq[20] & 0x80),
 			 "peer IRD %u ORD %u A %d from %02x%02x %02x%02x",
-			 ev.peer_ird, ev.peer_ord, ev.peer_p2p, rq[20], rq[21],
-			 rq[22], rq[23]);
+			 r->peer_v2.ird, r->peer_v2.ord, r->peer_v2.p2p,
+			 rq[20], rq[21], rq[22], rq[23]);
+	/* No deadline while the ULP decides. */
+	uiw_mpa_startup_tick(r, T0 + 1000 * STARTUP_MS);
+	FZ_CHECK(r->state == UIW_MPA_SU_REQ_RECEIVED, "timed out while the "
+		 "ULP decides");
+	if (acc)
+		FZ_CHECK(uiw_mpa_startup_accept(r, &me, T0, STARTUP_MS) == 0,
+			 "accept: %s", r->why);
+	else
+		FZ_CHECK(uiw_mpa_startup_reject(r, &me.l, me.pd, me.pd_len, T0,
+						STARTUP_MS) == 0,
+			 "reject: %s", r->why);
+	out = uiw_mpa_startup_out(r, &len);
+	check_reply(rq, out, len, !acc);
+	uiw_mpa_startup_sent(r, len);
+	FZ_CHECK(r->state == (acc ? UIW_MPA_SU_FULL_OP : UIW_MPA_SU_REJECTED),
+		 "state %s once the Reply is out",
+		 uiw_mpa_startup_state_str(r->state));
+	FZ_CHECK(r->tx_startup == len, "Full Operation would start at %u "
+		 "after a Reply of %zu", r->tx_startup, len);
+	FZ_CHECK(uiw_mpa_startup_want(r) == 0, "reads after the Reply");
+}
 
-	if (acc) {
-		memset(&qa, 0, sizeof(qa));
-		qa.send_cq = qa.recv_cq = G.cq;
-		qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-		qp = uiw_qp_create(G.pd, &qa);
-		FZ_CHECK(qp, "qp_create: %s", uiw_last_error());
-		FZ_CHECK(uiw_cm_accept(id, qp, NULL) == 0, "accept: %s",
-			 uiw_last_error());
-	} else {
-		FZ_CHECK(uiw_cm_reject(id, NULL, 0) == 0, "reject: %s",
-			 uiw_last_error());
+/* The same octets as the Reply to an initiator's Request. */
+static void as_reply(const uint8_t *b, size_t n, size_t cut, bool rev2)
+{
+	static const uint8_t key[] = "MPA ID Rep Frame";
+	struct uiw_mpa_side me = {
+		.crc = true,
+		.l = { .ird = 4, .ord = 4, .max_ird = 16, .rtr = UIW_RTR_ALL },
+	};
+	struct uiw_mpa_startup s;
+	size_t len, used, end;
+
+	uiw_mpa_startup_initiator(&s, rev2 ? 2 : 1, &me, T0, STARTUP_MS);
+	uiw_mpa_startup_out(&s, &len);
+	uiw_mpa_startup_sent(&s, len);
+	end = n >= 20 ? 20 + (size_t)ref_be16(b + 18) : 0;
+	used = feed(&s, b, n, cut, end > 532 ? 0 : end);
+	switch (s.state) {
+	case UIW_MPA_SU_FULL_OP:
+	case UIW_MPA_SU_REJECTED:
+	case UIW_MPA_SU_TERMINATE:
+		FZ_CHECK(n >= 20 && !memcmp(b, key, 16) && used == end &&
+			 s.rx_startup == end,
+			 "%s after %zu octets of %zu (frame end %zu)",
+			 uiw_mpa_startup_state_str(s.state), used, n, end);
+		FZ_CHECK(b[17] >= 1 && b[17] <= (rev2 ? 2 : 1),
+			 "Reply of revision %u taken", b[17]);
+		FZ_CHECK((s.state == UIW_MPA_SU_REJECTED) == !!(b[16] & 0x20),
+			 "%s for flags %#x", uiw_mpa_startup_state_str(s.state),
+			 b[16]);
+		break;
+	case UIW_MPA_SU_WAIT_REP:
+		FZ_CHECK(used == n, "waits with %zu octets unread", n - used);
+		uiw_mpa_startup_tick(&s, T0 + STARTUP_MS);
+		FZ_CHECK(s.state == UIW_MPA_SU_FAILED &&
+			 s.status == -ETIMEDOUT, "no timeout");
+		break;
+	case UIW_MPA_SU_FAILED:
+		FZ_CHECK(s.status == -EPROTO, "status %d", s.status);
+		break;
+	default:
+		FZ_CHECK(0, "initiator in state %s",
+			 uiw_mpa_startup_state_str(s.state));
 	}
-	got = take(fd, b, sizeof(b), acc ? 20 : 0, &closed);
-	if (acc && got >= 20 && got < 20u + ref_be16(b + 18))
-		got += take(fd, b + got, sizeof(b) - got,
-			    ref_be16(b + 18) + 20 - got, &closed);
-	check_reply(rq, b, got, !acc);
-	if (!acc) {
-		FZ_CHECK(closed, "no close after the rejecting Reply");
-		FZ_CHECK(uiw_cm_destroy_id(id) == 0, "destroy_id: %s",
-			 uiw_last_error());
-		return;
-	}
-	ev = next_event("ESTABLISHED");
-	FZ_CHECK(ev.type == UIW_CM_EVENT_ESTABLISHED && ev.id == id,
-		 "event %s after accept", uiw_cm_event_str(ev.type));
-	close(fd);
-	ev = next_event("DISCONNECTED");
-	FZ_CHECK(ev.type == UIW_CM_EVENT_DISCONNECTED && ev.id == id,
-		 "event %s after the peer hung up", uiw_cm_event_str(ev.type));
-	FZ_CHECK(uiw_cm_destroy_id(id) == 0, "destroy_id: %s",
-		 uiw_last_error());
-	FZ_CHECK(uiw_qp_destroy(qp) == 0, "qp_destroy: %s", uiw_last_error());
-	(void)n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct uiw_cm_event ev;
+	struct uiw_mpa_startup r;
 	uint8_t mode, b[600];
-	size_t n, cut;
-	bool closed;
-	int fd, want, r;
+	size_t n, cut, used, len;
+	int want;
 
-	if (!G.dev)
-		setup();
 	if (!size)
 		return 0;
 	mode = data[0];
 	n = size - 1 < sizeof(b) ? size - 1 : sizeof(b);
 	memcpy(b, data + 1, n);
 	want = ref_request(b, n);
+	cut = (mode & 0x04) ? (size_t)(mode >> 3) * 8 : 0;
 
-	fd = peer_connect();
-	cut = (size_t)(mode >> 3) * 8;
-	if ((mode & 0x04) && cut < n) {
-		put(fd, b, cut);
-		put(fd, b + cut, n - cut);
-	} else {
-		put(fd, b, n);
-	}
+	as_reply(b, n, cut, mode & 0x01);
+
+	uiw_mpa_startup_responder(&r, 2, T0, STARTUP_MS);
+	used = feed(&r, b, n, cut,
+		    n >= 20 && ref_be16(b + 18) <= 512 ?
+		    20 + (size_t)ref_be16(b + 18) : 0);
 	if (want == 1) {
-		valid(fd, b, n, mode & 0x01);
-		if (!(mode & 0x01))
-			close(fd);
+		FZ_CHECK(used == n, "%zu of %zu octets of a valid Request "
+			 "taken", used, n);
+		valid(&r, b, n, mode & 0x01);
 		return 0;
 	}
 	if (mode & 0x02)
-		shutdown(fd, SHUT_WR);
-	/* closed without a Reply: by rule, at the FIN, or at the timeout */
-	n = take(fd, b, sizeof(b), 0, &closed);
-	FZ_CHECK(n == 0, "%zu octets answered a Request that is not valid "
-		 "(reference: %s)", n, want ? "invalid" : "incomplete");
-	close(fd);
-	r = uiw_cm_get_event(G.ch, &ev, 0);
-	FZ_CHECK(r == -EAGAIN, "event %s (%d) for a Request that is not "
-		 "valid", r == 0 ? uiw_cm_event_str(ev.type) : "?", r);
+		uiw_mpa_startup_eof(&r);
+	/* closed without a Reply: by rule, at the end of the stream, or at
+	 * the deadline */
+	uiw_mpa_startup_tick(&r, T0 + STARTUP_MS);
+	FZ_CHECK(r.state == UIW_MPA_SU_FAILED, "state %s for a Request that "
+		 "is not valid (reference: %s)",
+		 uiw_mpa_startup_state_str(r.state),
+		 want ? "invalid" : "incomplete");
+	uiw_mpa_startup_out(&r, &len);
+	FZ_CHECK(len == 0, "%zu octets would answer a Request that is not "
+		 "valid", len);
+	FZ_CHECK(r.status < 0 && r.why, "status %d without a reason",
+		 r.status);
 	return 0;
 }

@@ -147,7 +147,7 @@ static void cm_event(struct up *u, const struct uiw_cm_event *ev)
 		if (!u->id) {
 			u->id = ev->id;
 			printf("uiw_peer: connection request: MPA revision %u, CRC %s, peer-to-peer %s, RTR 0x%x, IRD %u, ORD %u\n",
-			       ev->mpa_rev, ev->peer_crc ? "on" : "off",
+			       ev->mpa.rev, ev->mpa.peer_crc ? "on" : "off",
 			       ev->peer_p2p ? "on" : "off", ev->peer_rtr,
 			       ev->peer_ird, ev->peer_ord);
 		} else {
@@ -158,7 +158,7 @@ static void cm_event(struct up *u, const struct uiw_cm_event *ev)
 	case UIW_CM_EVENT_ESTABLISHED:
 		u->established = 1;
 		printf("uiw_peer: established: MPA revision %u, peer-to-peer %s, RTR 0x%x, IRD %u, ORD %u\n",
-		       ev->mpa_rev, ev->p2p ? "on" : "off", ev->rtr, ev->ird,
+		       ev->mpa.rev, ev->p2p ? "on" : "off", ev->rtr, ev->ird,
 		       ev->ord);
 		break;
 	case UIW_CM_EVENT_REJECTED:

@@ -227,6 +227,12 @@ int lbu_wait_disconnected(struct lbu_side *s)
 
 int lbu_listener_open(struct lbu_listener *l, struct uiw_device *dev)
 {
+	return lbu_listener_open_backlog(l, dev, 16);
+}
+
+int lbu_listener_open_backlog(struct lbu_listener *l, struct uiw_device *dev,
+			      int backlog)
+{
 	struct sockaddr_storage ss;
 	struct sockaddr_in sin;
 	int i, rc;
@@ -240,7 +246,7 @@ int lbu_listener_open(struct lbu_listener *l, struct uiw_device *dev)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = 0;
-	rc = uiw_cm_listen(l->ch, (struct sockaddr *)&sin, sizeof(sin), 16,
+	rc = uiw_cm_listen(l->ch, (struct sockaddr *)&sin, sizeof(sin), backlog,
 			   &l->id);
 	if (rc < 0) {
 		lbu_fail_api("uiw_cm_listen(127.0.0.1:0)", rc);

@@ -64,8 +64,11 @@ struct lbu_listener {
 	int npending;
 };
 
-/* Listens on 127.0.0.1, port chosen by the system. */
+/* Listens on 127.0.0.1, port chosen by the system, backlog 16. */
 int lbu_listener_open(struct lbu_listener *l, struct uiw_device *dev);
+/* The same with the backlog given (uiw_cm_listen's). */
+int lbu_listener_open_backlog(struct lbu_listener *l, struct uiw_device *dev,
+			      int backlog);
 int lbu_listener_close(struct lbu_listener *l);
 
 /* ------------------------------------------------------------------ */

@@ -1,12 +1,15 @@
 /*
  * Bounded resources (RFC 5044 §7.1.2 rule 10, RFC 5042 §6.4, RFC 5040
  * §8.1.1 rule 10), over real sockets on 127.0.0.1:
- *  - a flood of TCP connections that never send an MPA Request: the
- *    listener holds at most its bound of them (counted as descriptors of
- *    this process), its heap does not grow with the flood, every one is
- *    let go when its peer leaves, and a legitimate client connects after;
- *  - silent connections that stay: each is closed when its startup timer
- *    runs out, and the client queued behind them then connects;
+ *  - a flood of 2000 TCP connections that never send an MPA Request:
+ *    the listener accepts them all and holds at most its bound of them,
+ *    shedding the oldest (counted as descriptors of this process and as
+ *    ids), its heap does not grow with the flood, a legitimate client
+ *    connects promptly in the middle of it, and everything is let go
+ *    when the flood leaves;
+ *  - a small bound (3, uiwarp-ping's) and seven silent connections: the
+ *    four oldest are shed at once, a legitimate client connects
+ *    promptly, and the startup timer closes the three kept;
  *  - a CQ shared by two QPs overflows: exactly those two QPs stop (each
  *    with a Terminate to its peer), a QP of the same device on another CQ
  *    goes on working in both directions;
@@ -32,17 +35,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cm/cm_internal.h"
 #include "lb_util.h"
 
 #define ACC_ALL (UIW_ACCESS_LOCAL_WRITE | UIW_ACCESS_REMOTE_WRITE | \
 		 UIW_ACCESS_REMOTE_READ)
 
-/* lbu_listener_open's backlog: the bound on connections awaiting their
- * MPA Request (cm.c: max_awaiting). */
-#define BOUND 16
+/* How soon a client that sends its Request at once must reach
+ * ESTABLISHED while idle connections flood the listener. */
+#define PROMPT_MS 1000
 
 /* Descriptors open in this process. */
 static int nfds(void)
@@ -93,24 +98,6 @@ static void wait_nfds(int want, const char *what)
 		if (lbu_now_ms() > end)
 			fail_msg("%s: %d descriptors, expected %d", what, n,
 				 want);
-		poll(NULL, 0, 5);
-	}
-}
-
-/* For ms milliseconds, checks that nfds() never exceeds max: the
- * listener takes no connection beyond its bound however long it is
- * given. */
-static void hold_nfds(int max, int ms, const char *what)
-{
-	int64_t end = lbu_now_ms() + ms;
-	int n;
-
-	while (lbu_now_ms() < end) {
-		n = nfds();
-		if (n > max)
-			fail_msg("%s: %d descriptors, at most %d expected "
-				 "(the listener took more than %d)", what, n,
-				 max, BOUND);
 		poll(NULL, 0, 5);
 	}
 }
@@ -179,121 +166,212 @@ static void exchange(struct lbu_pair *p)
 	LBU_OK(lbu_verify(cb->mem + 2048, 999, 42, "server's Send"));
 }
 
-/* RFC 5044 §7.1.2 rule 10, RFC 5042 §6.4.1-6.4.2: 48 and then 64 more
- * connections that never send a Request.  The listener holds exactly
- * BOUND of them (the rest wait in the kernel's accept queue, itself
- * bounded by the same backlog, or are not completed by the kernel); the
- * second wave costs it no descriptor and no heap.  When the flood goes
- * away everything is released, and a real client connects at once. */
-static void test_startup_flood(void **state)
+/* Raises RLIMIT_NOFILE to at least need, or fails the test saying why:
+ * a flood test that runs out of descriptors would prove nothing. */
+static void raise_nofile(rlim_t need)
 {
-	enum { WAVE1 = 48, WAVE2 = 64 };
-	struct uiw_device *dev;
-	struct lbu_listener l;
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+		fail_msg("RLIMIT_NOFILE: this test needs %llu descriptors, the "
+			 "hard limit is %llu (raise it: ulimit -Hn)",
+			 (unsigned long long)need,
+			 (unsigned long long)rl.rlim_max);
+	rl.rlim_cur = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		fail_msg("setrlimit(RLIMIT_NOFILE, %llu): %s",
+			 (unsigned long long)need, strerror(errno));
+}
+
+/* The listener's books once it has accepted n connections in all: the
+ * kernel's accept queue is drained, whatever the bound. */
+static void wait_accepted(struct uiw_cm_id *lid, uint64_t n,
+			  struct uiw_cm_listener_stats *st)
+{
+	int64_t end = lbu_now_ms() + lbu_timeout_ms();
+
+	for (;;) {
+		assert_int_equal(uiw_cm_listener_stats(lid, st), 0);
+		if (st->accepted >= n)
+			return;
+		if (lbu_now_ms() > end)
+			fail_msg("the listener accepted %llu of %llu "
+				 "connections (%u awaiting, %llu shed)",
+				 (unsigned long long)st->accepted,
+				 (unsigned long long)n, st->awaiting,
+				 (unsigned long long)st->shed);
+		poll(NULL, 0, 5);
+	}
+}
+
+/* Opens fds[from..to) as silent connections to l, backlog at a time:
+ * a burst beyond the kernel's accept queue would have its SYNs dropped
+ * and retried seconds later whatever the listener does, so each batch
+ * waits until the listener has accepted it (it must, bound or not). */
+static void silent_flood(struct lbu_listener *l, int backlog, int *fds,
+			 int from, int to, struct uiw_cm_listener_stats *st)
+{
+	uint64_t accepted0;
+	int i;
+
+	assert_int_equal(uiw_cm_listener_stats(l->id, st), 0);
+	accepted0 = st->accepted - (uint64_t)from;
+	for (i = from; i < to; i++) {
+		fds[i] = silent_connect(l->port);
+		if ((i + 1 - from) % backlog == 0 || i + 1 == to)
+			wait_accepted(l->id, accepted0 + (uint64_t)i + 1, st);
+	}
+}
+
+/* A legitimate client connects through l and exchanges a Send each way;
+ * it reaches ESTABLISHED within PROMPT_MS (an idle flood does not delay
+ * it, RFC 5044 §7.1.2 rule 10). */
+static void connect_promptly(struct uiw_device *dev, struct lbu_listener *l)
+{
 	struct lbu_pair p;
 	struct lbu_opts o;
-	int fds[WAVE1 + WAVE2], base, i;
+	int64_t t0, took;
+
+	lbu_opts_init(&o);
+	o.srv_dev = dev;
+	o.lst = l;
+	t0 = lbu_now_ms();
+	LBU_OK(lbu_pair_connect(&p, &o));
+	took = lbu_now_ms() - t0;
+	if (took > PROMPT_MS)
+		fail_msg("the client reached ESTABLISHED after %lld ms "
+			 "(at most %d)", (long long)took, PROMPT_MS);
+	exchange(&p);
+	LBU_OK(lbu_pair_destroy(&p));
+}
+
+/* RFC 5044 §7.1.2 rule 10, RFC 5042 §6.4.1-6.4.2: FLOOD TCP connections
+ * that never send a Request, against a listener with the default bound.
+ * The listener accepts every one of them (its kernel queue never fills)
+ * and keeps at most its bound, shedding the oldest: this process's
+ * descriptors are the flood's own plus the bound, the ids on the
+ * channel stay within the bound, and the heap does not grow with the
+ * flood beyond the first bound's worth.  A client that sends its
+ * Request at once connects promptly in the middle of the flood.  When
+ * the flood goes away everything is released. */
+static void test_startup_flood(void **state)
+{
+	enum { FLOOD = 2000 };
+	struct uiw_cm_listener_stats st;
+	struct uiw_device *dev;
+	struct lbu_listener l;
+	int *fds, base, i;
+	unsigned bound;
 	size_t h0, h1, h2, h3, per_conn;
-	int64_t t0;
 	bool heap = heap_measurable();
 
 	(void)state;
 	if (!heap)
 		print_message("heap not measurable (malloc replaced): "
-			      "descriptors only\n");
+			      "descriptors and ids only\n");
 	LBU_NN(dev = uiw_device_open(NULL));
 	LBU_OK(lbu_listener_open(&l, dev));
 	/* Long enough that no startup timer runs out during the test. */
 	assert_int_equal(uiw_cm_set_startup_timeout(l.id, 120000), 0);
+	assert_int_equal(uiw_cm_listener_stats(l.id, &st), 0);
+	bound = st.max_awaiting;
+	assert_int_equal(bound, 128);       /* the default (cm.h) */
+	raise_nofile((rlim_t)nfds() + FLOOD + bound + 256);
+	fds = calloc(FLOOD, sizeof(*fds));
+	assert_non_null(fds);
+	/* Once before the flood, so that what a first connection leaves
+	 * allocated for good is not counted against the flood. */
+	connect_promptly(dev, &l);
 	base = nfds();
 	h0 = heap_used();
 
-	for (i = 0; i < WAVE1; i++)
-		fds[i] = silent_connect(l.port);
-	wait_nfds(base + WAVE1 + BOUND, "first wave");
-	hold_nfds(base + WAVE1 + BOUND, 300, "first wave");
+	/* The first bound's worth: all held. */
+	silent_flood(&l, 16, fds, 0, (int)bound, &st);
+	assert_int_equal(st.awaiting, bound);
+	assert_int_equal(st.shed, 0);
+	assert_int_equal(nfds(), base + 2 * (int)bound);
 	h1 = heap_used();
 	if (heap)
 		assert_true(h1 > h0);
-	per_conn = h1 > h0 ? (h1 - h0) / BOUND : 0;
+	per_conn = h1 > h0 ? (h1 - h0) / bound : 0;
 
-	for (i = WAVE1; i < WAVE1 + WAVE2; i++)
-		fds[i] = silent_connect(l.port);
-	hold_nfds(base + WAVE1 + WAVE2 + BOUND, 300, "second wave");
-	assert_int_equal(nfds(), base + WAVE1 + WAVE2 + BOUND);
+	/* The rest: each one taken in, the oldest let go. */
+	silent_flood(&l, 16, fds, (int)bound, FLOOD, &st);
+	assert_int_equal(st.awaiting, bound);
+	assert_int_equal(st.shed, FLOOD - bound);
+	assert_true(st.channel_ids <= bound + 1);     /* + the listener */
+	assert_int_equal(nfds(), base + FLOOD + (int)bound);
+	for (i = 0; i < FLOOD - (int)bound; i += 97)
+		expect_closed(fds[i], "a shed connection");
 	h2 = heap_used();
-	print_message("flood: %d awaiting cost %zu octets of heap (%zu "
-		      "each); %d more connections: %+ld octets\n", BOUND,
-		      h1 - h0, per_conn, WAVE2, (long)(h2 - h1));
-	/* Less than a quarter of what one more awaiting connection costs:
-	 * nothing was allocated for the second wave. */
-	if (heap && h2 > h1 && h2 - h1 >= per_conn / 4)
-		fail_msg("heap grew by %zu octets with the second wave "
-			 "(one awaiting connection costs %zu)", h2 - h1,
-			 per_conn);
+	print_message("flood: %u awaiting cost %zu octets of heap (%zu "
+		      "each); %d more connections: %+ld octets\n", bound,
+		      h1 - h0, per_conn, FLOOD - (int)bound,
+		      (long)(h2 - h1));
+	/* Less than what four more held connections would cost: the
+	 * flood's memory is the bound's. */
+	if (heap && h2 > h1 && h2 - h1 >= 4 * per_conn)
+		fail_msg("heap grew by %zu octets with the flood (one "
+			 "awaiting connection costs %zu)", h2 - h1, per_conn);
 
-	/* The flood leaves: every connection the listener held or finds in
-	 * its queue is released without waiting for a timer. */
-	t0 = lbu_now_ms();
-	for (i = 0; i < WAVE1 + WAVE2; i++)
+	connect_promptly(dev, &l);
+
+	for (i = 0; i < FLOOD; i++)
 		close(fds[i]);
+	free(fds);
 	wait_nfds(base, "after the flood");
 	h3 = heap_used();
 	if (heap && h3 > h0 + per_conn / 4)
 		fail_msg("heap %zu octets above its level before the flood",
 			 h3 - h0);
-	/* A legitimate client now connects and talks. */
-	lbu_opts_init(&o);
-	o.srv_dev = dev;
-	o.lst = &l;
-	LBU_OK(lbu_pair_connect(&p, &o));
-	exchange(&p);
-	assert_true(lbu_now_ms() - t0 < 60000);
-	LBU_OK(lbu_pair_destroy(&p));
 	LBU_OK(lbu_listener_close(&l));
 	assert_int_equal(uiw_device_close(dev), 0);
 }
 
-/* RFC 5044 §7.1.2 rule 10: silent connections that do not go away are
- * closed when their startup timer runs out (300 ms here), which frees
- * their places; a client queued behind them then connects. */
-static void test_startup_timeout_frees(void **state)
+/* A small bound, as uiwarp-ping -s -P sets with its backlog of 3 (rping's):
+ * seven connections that never send a Request.  The listener takes all
+ * seven, keeps the three newest and closes the four oldest at once; a
+ * client that sends its Request connects promptly; the startup timer
+ * (RFC 5044 §7.1.2 rule 10) later closes the three it kept. */
+static void test_small_bound_sheds_oldest(void **state)
 {
+	enum { IDLE = 7, SMALL = 3, TIMEOUT_MS = 2000 };
+	struct uiw_cm_listener_stats st;
 	struct uiw_device *dev;
 	struct lbu_listener l;
-	struct lbu_pair p;
-	struct lbu_opts o;
-	int fds[BOUND], base, i;
-	int64_t t0, took;
-	char what[32];
+	int fds[IDLE], i;
+	char what[48];
 
 	(void)state;
 	LBU_NN(dev = uiw_device_open(NULL));
-	LBU_OK(lbu_listener_open(&l, dev));
-	assert_int_equal(uiw_cm_set_startup_timeout(l.id, 300), 0);
-	base = nfds();
-	for (i = 0; i < BOUND; i++)
-		fds[i] = silent_connect(l.port);
-	wait_nfds(base + 2 * BOUND, "silent connections");
-	t0 = lbu_now_ms();
-	lbu_opts_init(&o);
-	o.srv_dev = dev;
-	o.lst = &l;
-	LBU_OK(lbu_pair_connect(&p, &o));
-	took = lbu_now_ms() - t0;
-	print_message("the queued client connected after %lld ms\n",
-		      (long long)took);
-	/* It was taken only once the silent ones had been let go. */
-	if (took < 250)
-		fail_msg("connected after %lld ms, before the silent "
-			 "connections timed out", (long long)took);
-	for (i = 0; i < BOUND; i++) {
-		snprintf(what, sizeof(what), "silent connection %d", i);
+	LBU_OK(lbu_listener_open_backlog(&l, dev, SMALL));
+	assert_int_equal(uiw_cm_set_max_awaiting(l.id, SMALL), 0);
+	assert_int_equal(uiw_cm_set_startup_timeout(l.id, TIMEOUT_MS), 0);
+	silent_flood(&l, SMALL, fds, 0, IDLE, &st);
+	assert_int_equal(st.awaiting, SMALL);
+	assert_int_equal(st.shed, IDLE - SMALL);
+	for (i = 0; i < IDLE - SMALL; i++) {
+		snprintf(what, sizeof(what), "idle connection %d (shed)", i);
 		expect_closed(fds[i], what);
-		close(fds[i]);
 	}
-	exchange(&p);
-	LBU_OK(lbu_pair_destroy(&p));
+	/* The newest are still held: their timers have not run out. */
+	for (i = IDLE - SMALL; i < IDLE; i++)
+		assert_int_equal(lbu_fd_readable(fds[i], 0), 0);
+
+	connect_promptly(dev, &l);
+
+	for (i = IDLE - SMALL; i < IDLE; i++) {
+		snprintf(what, sizeof(what), "idle connection %d (timed out)",
+			 i);
+		expect_closed(fds[i], what);
+	}
+	for (i = 0; i < IDLE; i++)
+		close(fds[i]);
+	assert_int_equal(uiw_cm_listener_stats(l.id, &st), 0);
+	assert_int_equal(st.awaiting, 0);
 	LBU_OK(lbu_listener_close(&l));
 	assert_int_equal(uiw_device_close(dev), 0);
 }
@@ -452,7 +530,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_startup_flood),
-		cmocka_unit_test(test_startup_timeout_frees),
+		cmocka_unit_test(test_small_bound_sheds_oldest),
 		cmocka_unit_test(test_shared_cq_overflow),
 		cmocka_unit_test(test_device_limits),
 	};

@@ -479,8 +479,8 @@ static void test_v2_default_negotiation(void **state)
 
 	(void)state;
 	conn_up(&k, &cp, &sp);
-	assert_int_equal(k.creq.mpa_rev, 2);
-	assert_int_equal(k.creq.enhanced, 1);
+	assert_int_equal(k.creq.mpa.rev, 2);
+	assert_int_equal(k.creq.mpa.enhanced, 1);
 	assert_int_equal(k.creq.peer_ird, 4);
 	assert_int_equal(k.creq.peer_ord, 2);
 	assert_int_equal(k.creq.peer_p2p, 0);
@@ -493,8 +493,8 @@ static void test_v2_default_negotiation(void **state)
 	assert_int_equal(a.ird, 2);
 	assert_int_equal(a.ord, 4);
 	/* Client: the server's values as sent, its own as adjusted. */
-	assert_int_equal(k.cest.mpa_rev, 2);
-	assert_int_equal(k.cest.enhanced, 1);
+	assert_int_equal(k.cest.mpa.rev, 2);
+	assert_int_equal(k.cest.mpa.enhanced, 1);
 	assert_int_equal(k.cest.peer_ird, 2);
 	assert_int_equal(k.cest.peer_ord, 4);
 	assert_int_equal(k.cest.ird, 4);
@@ -548,11 +548,11 @@ static void test_rev1_client_rev2_listener(void **state)
 
 	(void)state;
 	conn_up(&k, &cp, &sp);
-	assert_int_equal(k.creq.mpa_rev, 1);
-	assert_int_equal(k.creq.enhanced, 0);
+	assert_int_equal(k.creq.mpa.rev, 1);
+	assert_int_equal(k.creq.mpa.enhanced, 0);
 	assert_int_equal(k.creq.peer_ird, 0);
-	assert_int_equal(k.cest.mpa_rev, 1);
-	assert_int_equal(k.cest.enhanced, 0);
+	assert_int_equal(k.cest.mpa.rev, 1);
+	assert_int_equal(k.cest.mpa.enhanced, 0);
 	assert_int_equal(qp_attr(k.c.qp).ird, 4);
 	assert_int_equal(qp_attr(k.c.qp).ord, 2);
 	assert_int_equal(qp_attr(k.s.qp).ird, 1);
@@ -594,11 +594,11 @@ static void test_rev2_client_rev1_listener(void **state)
 					(struct sockaddr *)&k.l.addr, k.l.len,
 					&cp, &k.c.id), 0);
 	cmu_expect_event(k.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &k.creq);
-	assert_int_equal(k.creq.mpa_rev, 1);
+	assert_int_equal(k.creq.mpa.rev, 1);
 	k.s.id = k.creq.id;
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &sp), 0);
 	cmu_expect_event(k.c.ch, UIW_CM_EVENT_ESTABLISHED, &k.cest);
-	assert_int_equal(k.cest.mpa_rev, 1);
+	assert_int_equal(k.cest.mpa.rev, 1);
 	cmu_expect_event(k.l.ch, UIW_CM_EVENT_ESTABLISHED, &k.sest);
 	traffic(&k);
 	conn_down(&k);
@@ -777,7 +777,7 @@ static void test_strict_responder_rejects(void **state)
 	assert_null(uiw_cm_id_qp(k.s.id));
 	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.status, -ECONNREFUSED);
-	assert_int_equal(ev.enhanced, 1);
+	assert_int_equal(ev.mpa.enhanced, 1);
 	assert_int_equal(ev.peer_ord, 8);
 	assert_int_equal(ev.private_data_len, 6);
 	assert_memory_equal(ev.private_data, "need 8", 6);
@@ -836,7 +836,7 @@ static void test_api(void **state)
 	assert_int_equal(uiw_cm_destroy_id(ev.id), 0);
 	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
 	assert_int_equal(ev.private_data_len, 512);
-	assert_int_equal(ev.enhanced, 0);
+	assert_int_equal(ev.mpa.enhanced, 0);
 	assert_int_equal(uiw_cm_destroy_id(k.c.id), 0);
 	/* Revision 2: replies take at most 508 octets; UIW_IRD_ORD_MANUAL
 	 * is the initiator's. */
@@ -854,7 +854,7 @@ static void test_api(void **state)
 	assert_int_equal(uiw_cm_accept(k.s.id, k.s.qp, &cp), -EINVAL);
 	assert_int_equal(uiw_cm_reject(k.s.id, pd, 508), 0);
 	cmu_expect_event(k.c.ch, UIW_CM_EVENT_REJECTED, &ev);
-	assert_int_equal(ev.enhanced, 1);
+	assert_int_equal(ev.mpa.enhanced, 1);
 	assert_int_equal(ev.private_data_len, 508);
 	assert_true(ev.peer_ird >= 1);
 	assert_int_equal(uiw_cm_destroy_id(k.c.id), 0);
@@ -972,8 +972,8 @@ static void run_row(const struct row *r)
 	end_open(&s, srv_dev, false);
 	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	s.id = ev.id;
-	assert_int_equal(ev.mpa_rev, r->rev);
-	assert_int_equal(ev.enhanced, r->enh);
+	assert_int_equal(ev.mpa.rev, r->rev);
+	assert_int_equal(ev.mpa.enhanced, r->enh);
 	assert_int_equal(ev.peer_ird, r->pird);
 	assert_int_equal(ev.peer_ord, r->pord);
 	assert_int_equal(ev.peer_p2p, r->p2p);
@@ -1316,8 +1316,8 @@ static void test_raw_responder_rev1_reply(void **state)
 	rawsrv_start(&r, &cp, "10 02 0004 c003 c002");
 	raw_frame(r.fd, key_rep, "00 01 0002 6f6b");
 	cmu_expect_event(r.c.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
-	assert_int_equal(ev.mpa_rev, 1);
-	assert_int_equal(ev.enhanced, 0);
+	assert_int_equal(ev.mpa.rev, 1);
+	assert_int_equal(ev.mpa.enhanced, 0);
 	assert_int_equal(ev.p2p, 0);
 	assert_int_equal(ev.rtr, 0);
 	assert_int_equal(ev.private_data_len, 2);
@@ -1356,7 +1356,7 @@ static void raw_reply_terminates(const struct uiw_conn_param *cp,
 	cmu_raw_expect_closed(r.fd);
 	cmu_expect_event(r.c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, status);
-	assert_int_equal(ev.enhanced, 1);
+	assert_int_equal(ev.mpa.enhanced, 1);
 	assert_int_equal(qp_attr(r.c.qp).state, UIW_QPS_IDLE);
 	rawsrv_stop(&r);
 }

@@ -84,7 +84,7 @@ static void run_rtr(uint8_t t, uint8_t mask, bool crc, bool markers,
 	p.split = split;
 	p.a.lp.rtr_send = t;
 	p.b.lp.rtr_recv = mask;
-	p.b.lp.setup_term = true;  /* an enhanced responder, as cm.c */
+	p.b.lp.setup_term = true;  /* an enhanced responder, as cm_ops.c */
 	assert_int_equal(ep_buf_reg(&sa, p.a.pd, 100, 0), 0);
 	assert_int_equal(ep_buf_reg(&ra, p.a.pd, 400, UIW_ACCESS_LOCAL_WRITE),
 			 0);
@@ -238,7 +238,7 @@ static void feed_b(struct ep_pipe *p, uint8_t mask, const uint8_t *bytes,
 
 	assert_int_equal(ep_open_idle(p, &cfg), 0);
 	p->b.lp.rtr_recv = mask;
-	p->b.lp.setup_term = true;  /* an enhanced responder, as cm.c */
+	p->b.lp.setup_term = true;  /* an enhanced responder, as cm_ops.c */
 	assert_int_equal(ep_attach(p), 0);
 	assert_int_equal(ep_buf_reg(rcv, p->b.pd, 64, UIW_ACCESS_LOCAL_WRITE),
 			 0);

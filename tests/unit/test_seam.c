@@ -62,8 +62,14 @@ static void open_pair(struct ep_pipe *p)
 {
 	struct ep_cfg cfg = { .mulpdu = 512, .max_sge = 2 };
 
+	struct uiw_qp_attr a;
+
 	assert_int_equal(ep_framing(), EP_FR_MSG_UNORDERED);
 	assert_int_equal(ep_open(p, &cfg), 0);
+	/* the framing names its lower layer; the engine only reports it */
+	assert_int_equal(uiw_qp_query(p->b.qp, &a), 0);
+	assert_int_equal(a.llp, UIW_LLP_SCTP);
+	assert_false(a.crc || a.markers_tx || a.markers_rx);
 }
 
 static void cause_is(struct uiw_qp *qp, uiw_err_t e)

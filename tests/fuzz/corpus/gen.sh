@@ -258,8 +258,8 @@ seed engine_rx ahead_send       00 3c 00 $(e_send2 1) $(e_send2 2)
 seed engine_rx ahead_write_crc  01 bc 00 $(e_write2 00) $(e_write2 20)
 
 # ---- mpa_startup: mode(1), then what the raw peer sends -------------------
-# (mode 01 accept, 02 half-close after an incomplete frame, 04 write in
-# two parts at (mode >> 3) * 8)
+# (mode 01 accept (initiator: revision 2), 02 end of stream after an
+# incomplete frame, 04 write in two parts at (mode >> 3) * 8)
 seed mpa_startup rev1_reject      00 $KEYREQ 40 01 0000
 seed mpa_startup rev1_accept      01 $KEYREQ 40 01 0000
 seed mpa_startup markers_accept   15 $KEYREQ c0 01 0005 68656c6c6f
@@ -274,3 +274,7 @@ seed mpa_startup trailing_octets  01 $KEYREQ 40 01 0000 00
 seed mpa_startup reply_key        01 $KEYREP 40 01 0000
 seed mpa_startup prefix_fin       02 $KEYREQ 40 01 0010 0102
 seed mpa_startup prefix_timeout   00 4d504120
+# Replies, for the initiator that is fed the same octets
+seed mpa_startup reply_v2_accept  01 $KEYREP 50 02 0006 0004 0004 6f6b
+seed mpa_startup reply_v2_reject  01 $KEYREP 30 02 0004 0008 0008
+seed mpa_startup reply_v1_fpdu    00 $KEYREP 40 01 0000 000ec14000000001
