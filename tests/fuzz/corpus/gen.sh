@@ -278,3 +278,18 @@ seed mpa_startup prefix_timeout   00 4d504120
 seed mpa_startup reply_v2_accept  01 $KEYREP 50 02 0006 0004 0004 6f6b
 seed mpa_startup reply_v2_reject  01 $KEYREP 30 02 0004 0008 0008
 seed mpa_startup reply_v1_fpdu    00 $KEYREP 40 01 0000 000ec14000000001
+
+# ---- engine_seg: c0, then op(1) and its fields (fuzz_engine_seg.c) -----
+# A Send of 8 octets to a posted buffer: post, begin (18-octet untagged
+# header, length known), put, end, drain.
+SEND_HDR=4143000000000000000000000001 # L DV1, RV1 Send, inv, QN 0, MSN 1
+SEND_HDR=${SEND_HDR}00000000          # MO 0
+seed engine_seg send_whole        00 05 04 00 12 001a $SEND_HDR \
+				  02 0000 0008 0102030405060708 03 001a 00 06
+# The same unordered, its length unknown at the header, named, not put.
+seed engine_seg send_named        01 05 04 00 12 ffff $SEND_HDR \
+				  01 0000 0008 04 03 001a 00 06
+# An RDMA Write (tagged) to STag 0 beyond any region, length unknown.
+seed engine_seg write_unknown     01 00 0e ffff c140 00000000 \
+				  0000000000000000 01 0000 0100 08 \
+				  03 010e 00 06
