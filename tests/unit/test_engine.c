@@ -589,6 +589,17 @@ static void test_ops_large(void **state)
 	ops_matrix(big, 1, &c);
 }
 
+/* 16 MiB (the largest size of the loopback and bench matrices), in full
+ * segments. */
+static void test_ops_16m(void **state)
+{
+	static const size_t huge[] = { 16u << 20 };
+	struct ops_case c = { true, false, 65535, 0, 64, false };
+
+	(void)state;
+	ops_matrix(huge, 1, &c);
+}
+
 /* ---- Variants ------------------------------------------------------------ */
 
 static void test_send_variants(void **state)
@@ -1397,6 +1408,7 @@ int main(void)
 		cmocka_unit_test(test_ops_sizes),
 		cmocka_unit_test(test_ops_octets),
 		cmocka_unit_test(test_ops_large),
+		cmocka_unit_test(test_ops_16m),
 		cmocka_unit_test(test_send_variants),
 		cmocka_unit_test(test_sgl),
 		cmocka_unit_test(test_inline_unsignaled),
