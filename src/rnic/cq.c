@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -247,41 +248,82 @@ static void cq_pm_watch(struct uiw_cq *cq, struct uiw_cq_poller *p)
 		UIW_DBG(2, "cq: poll mode: epoll_ctl: %s", strerror(errno));
 }
 
-void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p)
+/*
+ * The poller list is read by every uiw_cq_poll that drives it and
+ * changed only by attach and detach.  A driver counts itself in drivers
+ * and walks the list without the list lock unless a writer is at work
+ * (pl_writer); a writer takes the list lock, says so, and waits until
+ * the drivers that came before it have left, so that no driver is
+ * inside a poller that is being removed (its QP detaching).  Drivers
+ * that see the writer walk the list under the lock, after it.  drivers
+ * and pl_writer are seq_cst: a driver that missed the writer's flag is
+ * seen in its count.
+ */
+static void cq_pl_write_begin(struct uiw_cq *cq)
 {
 	pthread_mutex_lock(&cq->poll_lock);
+	atomic_store(&cq->pl_writer, true);
+	while (atomic_load(&cq->drivers) > 0)
+		sched_yield();
+}
+
+static void cq_pl_write_end(struct uiw_cq *cq)
+{
+	atomic_store(&cq->pl_writer, false);
+	pthread_mutex_unlock(&cq->poll_lock);
+}
+
+void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p)
+{
+	cq_pl_write_begin(cq);
 	p->next = &cq->pollers;
 	p->prev = cq->pollers.prev;
 	cq->pollers.prev->next = p;
 	cq->pollers.prev = p;
 	cq_pm_watch(cq, p);
-	pthread_mutex_unlock(&cq->poll_lock);
+	cq_pl_write_end(cq);
 }
 
 void uiw_cq_poller_del(struct uiw_cq *cq, struct uiw_cq_poller *p)
 {
-	pthread_mutex_lock(&cq->poll_lock);
+	cq_pl_write_begin(cq);
 	if (p->next) {
 		p->prev->next = p->next;
 		p->next->prev = p->prev;
 		p->next = p->prev = NULL;
 	}
-	pthread_mutex_unlock(&cq->poll_lock);
+	cq_pl_write_end(cq);
 }
 
-/* Calls every poller; returns the sum of what they returned.  The list
- * lock keeps each poller's QP attached during its call.  A poller that
- * finds another thread receiving returns at once, so two threads
- * polling one CQ do not wait for each other beyond the list lock. */
-static int cq_drive(struct uiw_cq *cq, int how)
+static int cq_drive_list(struct uiw_cq *cq, int how)
 {
 	struct uiw_cq_poller *p;
 	int got = 0;
 
-	pthread_mutex_lock(&cq->poll_lock);
 	for (p = cq->pollers.next; p != &cq->pollers; p = p->next)
 		got += p->poll(p->ctx, how);
-	pthread_mutex_unlock(&cq->poll_lock);
+	return got;
+}
+
+/* Calls every poller; returns the sum of what they returned.  Each
+ * poller's QP stays attached during its call (the list's writers wait
+ * for the drivers).  A poller that finds another thread receiving
+ * returns at once, so two threads polling one CQ do not wait for each
+ * other. */
+static int cq_drive(struct uiw_cq *cq, int how)
+{
+	int got;
+
+	atomic_fetch_add(&cq->drivers, 1);
+	if (atomic_load(&cq->pl_writer)) {
+		atomic_fetch_sub(&cq->drivers, 1);
+		pthread_mutex_lock(&cq->poll_lock);
+		got = cq_drive_list(cq, how);
+		pthread_mutex_unlock(&cq->poll_lock);
+		return got;
+	}
+	got = cq_drive_list(cq, how);
+	atomic_fetch_sub(&cq->drivers, 1);
 	return got;
 }
 

@@ -43,9 +43,9 @@ struct uiw_cq {
 	/* Poll mode: uiw_cq_poll drives the pollers' receive itself. */
 	atomic_bool poll_mode;
 	atomic_bool defer_send;     /* UIW_CQ_POLL_DEFER_SEND */
-	pthread_mutex_t poll_lock;  /* the list; held while polling it,
-				       so a poller is not removed (its QP
-				       detached) during its call */
+	pthread_mutex_t poll_lock;  /* the list's writers (cq.c) */
+	atomic_uint drivers;        /* uiw_cq_poll calls walking the list */
+	atomic_bool pl_writer;      /* a writer waits for them */
 	struct uiw_cq_poller pollers; /* list head */
 	/* Poll mode, made on the first uiw_cq_set_poll_mode: an epoll set
 	 * of the pollers' fds and of wakefd, for uiw_cq_wait; wakefd is
