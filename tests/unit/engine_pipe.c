@@ -299,6 +299,8 @@ size_t ep_drain_tx(struct ep_pipe *p, struct ep_side *s)
 			return 0;
 		moved = uiw_msgf_tx(&s->msgf, &s->q, &s->q_len, &s->q_cap,
 				    p->tx_iov_max);
+		if (!moved)
+			return 0;
 		uiw_msgf_grow(&s->out, &s->out_cap, s->out_len + moved);
 		memcpy(s->out + s->out_len, s->q + at, moved);
 		s->out_len += moved;
