@@ -12,9 +12,10 @@
  *    requests that were outstanding when the QP left RTS have completed
  *    (successfully, or with a flush status) exactly once.
  *
- * Locking: qp->lock protects everything in the QP; a CQ's lock is taken
- * inside it, never the other way.  Callbacks into the LLP (kick, close)
- * are made without the lock, and detach waits until they have returned.
+ * Locking: qp->lock protects everything in the QP; completions go to a
+ * CQ's ring under it (the ring takes no lock).  Callbacks into the LLP
+ * (kick, close) are made without the lock, and detach waits until they
+ * have returned.
  */
 #include "qp.h"
 
