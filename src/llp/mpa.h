@@ -99,6 +99,8 @@ struct uiw_mpa_rx {
 	uint8_t hdr[UIW_SEG_HDR_MAX];
 	uiw_err_t mk_err;          /* a marker disagreed */
 	char why[96];
+	bool tx;                   /* the last rx_done: the engine may have
+				      segments to send */
 	size_t handed;             /* octets named by the last rx_iov */
 	const struct iovec *iov;   /* its iovecs (the caller keeps them as
 				      they are until rx_done) */
@@ -165,7 +167,8 @@ int uiw_mpa_rx_iov(struct uiw_mpa *m, struct iovec *iov, int max,
  * caller, the region cannot finish deregistering; rx_done (n may be 0,
  * after a read that returned EAGAIN) or the next rx_iov gives them
  * back.  Received octets may queue transmit work (Read Responses, a
- * Terminate, a responder's first FPDU): transmit after rx_done. */
+ * Terminate, a responder's first FPDU): transmit after rx_done when
+ * m->rx.tx says the engine may have segments to send. */
 int uiw_mpa_rx_done(struct uiw_mpa *m, size_t n);
 
 /* What uiw_mpa_rx_feed did with a buffer. */

@@ -603,6 +603,7 @@ int uiw_mpa_rx_done(struct uiw_mpa *m, size_t n)
 	if (r->stopped || !uiw_qp_rx_enter(m->qp)) {
 		r->handed = 0;
 		r->niov = 0;
+		r->tx = true;           /* a Terminate may wait to go */
 		return -EPROTO;
 	}
 	if (n > r->handed) {
@@ -615,7 +616,7 @@ int uiw_mpa_rx_done(struct uiw_mpa *m, size_t n)
 	r->iov_off = 0;
 	consume(m, NULL, n);
 	r->niov = 0;
-	ret = uiw_qp_rx_leave(m->qp, false, NULL);
+	ret = uiw_qp_rx_leave(m->qp, false, &r->tx);
 	return r->stopped ? -EPROTO : ret;
 }
 

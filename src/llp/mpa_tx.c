@@ -304,7 +304,8 @@ int uiw_mpa_tx_iov(struct uiw_mpa *m, struct iovec *iov, int max,
 	b->pos = uiw_mpa_tx_pos(m);
 	b->mid = t->count && t->sent;
 	b->nends = 0;
-	pthread_once(&marker_once, marker_init);
+	if (m->p.markers_tx)
+		pthread_once(&marker_once, marker_init);
 	if (b->mid) {
 		/* RFC 5044 §5.1: TCP segments should start at FPDU
 		 * boundaries.  The rest of a partly sent FPDU goes alone, so

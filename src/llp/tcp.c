@@ -576,15 +576,16 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 			return RX_GOT_EOF;
 		}
 		t->rx_octets += (uint64_t)r;
-		t->rx_tx = true;
 		if ((size_t)r <= total) {
 			if (uiw_mpa_rx_done(&t->mpa, (size_t)r) < 0)
 				return RX_STOPPED;
+			t->rx_tx = t->rx_tx || t->mpa.rx.tx;
 		} else {
 			size_t off = 0;
 
 			if (uiw_mpa_rx_done(&t->mpa, total) < 0)
 				return RX_STOPPED;
+			t->rx_tx = t->rx_tx || t->mpa.rx.tx;
 			if (!rx_unstage(t, sc, &off, (size_t)r - total))
 				return RX_STOPPED;
 		}
@@ -608,33 +609,38 @@ static enum rx_res rx_run(struct uiw_tcp *t, int budget)
 	return RX_AGAIN;
 }
 
-/* Progress thread. */
-static void tcp_rx(struct uiw_tcp *t)
+/* Progress thread.  Returns true when what was received may have queued
+ * transmit work (Read Responses, a Terminate, the first FPDU of a
+ * responder), or the stream ended: the caller transmits. */
+static bool tcp_rx(struct uiw_tcp *t)
 {
 	char discard[4096];
 	int i;
 
 	if (t->rx == RX_ENGINE) {
 		enum rx_res res;
+		bool tx;
 
 		pthread_mutex_lock(&t->rx_lock);
 		res = t->rx_closed ? RX_AGAIN : rx_run(t, TCP_RX_BUDGET);
+		tx = t->rx_tx;
+		t->rx_tx = false;
 		pthread_mutex_unlock(&t->rx_lock);
 		switch (res) {
 		case RX_AGAIN:
 		case RX_MORE:      /* not from rx_run */
-			return;
+			return tx;
 		case RX_STOPPED:
 			rx_stop(t);
 			break;             /* drain below */
 		case RX_GOT_EOF:
 			rx_eof(t);
-			return;
+			return true;
 		case RX_FAILED:
 			UIW_DBG(1, "tcp qp %u: receive: %s", t->qpn,
 				strerror(errno));
 			tcp_finish(t, true, UIW_E_MPA_CLOSED);
-			return;
+			return true;
 		}
 	}
 	for (i = 0; i < TCP_RX_BUDGET && t->rx == RX_DISCARD; i++) {
@@ -644,16 +650,17 @@ static void tcp_rx(struct uiw_tcp *t)
 			continue;
 		if (r == 0) {
 			rx_eof(t);
-			return;
+			return true;
 		}
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return;
+			return true;
 		UIW_DBG(1, "tcp qp %u: receive: %s", t->qpn, strerror(errno));
 		tcp_finish(t, true, UIW_E_MPA_CLOSED);
-		return;
+		return true;
 	}
+	return true;
 }
 
 static int sock_error(int fd)
@@ -669,6 +676,7 @@ static int sock_error(int fd)
 static void tcp_event(void *arg, uint32_t events)
 {
 	struct uiw_tcp *t = arg;
+	bool tx;
 
 	if (events & EPOLLERR) {
 		int e = sock_error(t->fd);
@@ -691,8 +699,11 @@ static void tcp_event(void *arg, uint32_t events)
 			set_interest(t);
 		}
 	}
+	tx = (events & EPOLLOUT) || t->want_out;
 	if (t->rx != RX_EOF && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))
-		tcp_rx(t);
+		tx = tcp_rx(t) || tx;
+	else
+		tx = true;
 	if (t->detached)
 		return;
 	if ((events & EPOLLHUP) && t->rx == RX_EOF) {
@@ -703,8 +714,11 @@ static void tcp_event(void *arg, uint32_t events)
 		return;
 	}
 	/* Received octets may have queued transmit work (Read Responses,
-	 * a Terminate, the first FPDU of a responder). */
-	tcp_tx_push(t);
+	 * a Terminate, the first FPDU of a responder): transmit when the
+	 * engine says so (a receive turn's tx), or the socket has room for
+	 * what waits.  Work posted meanwhile kicks the framing itself. */
+	if (tx)
+		tcp_tx_push(t);
 }
 
 /* ---- Progress-thread work and timers --------------------------------- */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,6 +22,7 @@
 struct uiw_cq *uiw_cq_create(struct uiw_device *dev, int cqe)
 {
 	struct uiw_cq *cq;
+	uint32_t i;
 
 	if (!dev)
 		return uiw_error_null(EINVAL, "cq_create: no device");
@@ -45,7 +47,8 @@ struct uiw_cq *uiw_cq_create(struct uiw_device *dev, int cqe)
 	}
 	cq->dev = dev;
 	cq->size = (uint32_t)cqe;
-	pthread_mutex_init(&cq->lock, NULL);
+	for (i = 0; i < cq->size; i++)
+		atomic_init(&cq->ring[i].seq, i);
 	pthread_mutex_init(&cq->poll_lock, NULL);
 	cq->pollers.next = cq->pollers.prev = &cq->pollers;
 	cq->pm_epfd = cq->pm_wakefd = -1;
@@ -72,7 +75,6 @@ int uiw_cq_destroy(struct uiw_cq *cq)
 		close(cq->pm_epfd);
 		close(cq->pm_wakefd);
 	}
-	pthread_mutex_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->poll_lock);
 	free(cq->ring);
 	free(cq);
@@ -92,29 +94,128 @@ static void cq_signal(struct uiw_cq *cq)
 	while (r < 0 && errno == EINTR);
 }
 
+/*
+ * The ring (a bounded queue of cells with sequence numbers, after
+ * Dmitry Vyukov's): cell i takes positions i, i + size, i + 2 size ...
+ * Its seq is the position it waits to be filled at (free), or that
+ * position + 1 once filled; taking it sets seq to the position + size,
+ * the next one it serves.  A producer claims position tail when its
+ * cell is free for it, a consumer position head when its cell is
+ * filled, each with a compare-and-swap; so producers and consumers never
+ * wait for each other's lock, and the entries of one QP (pushed one
+ * after the other under its lock) come out in the order pushed.  The
+ * ring is full when the cell of tail still holds the entry of tail -
+ * size: size entries are outstanding.
+ */
+static inline struct uiw_cq_cell *cq_cell(struct uiw_cq *cq, uint64_t pos)
+{
+	return &cq->ring[pos % cq->size];
+}
+
+/* Claims the next position to fill; false when the ring is full. */
+static bool cq_claim_tail(struct uiw_cq *cq, uint64_t *pos)
+{
+	uint64_t p = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+
+	for (;;) {
+		uint64_t seq = atomic_load_explicit(&cq_cell(cq, p)->seq,
+						    memory_order_acquire);
+		int64_t dif = (int64_t)(seq - p);
+
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(
+				    &cq->tail, &p, p + 1,
+				    memory_order_relaxed,
+				    memory_order_relaxed)) {
+				*pos = p;
+				return true;
+			}
+		} else if (dif < 0) {
+			return false;
+		} else {
+			p = atomic_load_explicit(&cq->tail,
+						 memory_order_relaxed);
+		}
+	}
+}
+
+/* Takes the oldest entry into *wc; false when there is none (or the
+ * oldest is claimed and not yet filled: it is there at the next look). */
+static bool cq_pop(struct uiw_cq *cq, struct uiw_wc *wc)
+{
+	uint64_t p = atomic_load_explicit(&cq->head, memory_order_relaxed);
+	struct uiw_cq_cell *c;
+
+	for (;;) {
+		uint64_t seq;
+		int64_t dif;
+
+		c = cq_cell(cq, p);
+		seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		dif = (int64_t)(seq - (p + 1));
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(
+				    &cq->head, &p, p + 1,
+				    memory_order_relaxed,
+				    memory_order_relaxed))
+				break;
+		} else if (dif < 0) {
+			return false;
+		} else {
+			p = atomic_load_explicit(&cq->head,
+						 memory_order_relaxed);
+		}
+	}
+	*wc = c->wc;
+	atomic_store_explicit(&c->seq, p + cq->size, memory_order_release);
+	return true;
+}
+
+/* An entry waits (the oldest is filled). */
+static bool cq_ready(struct uiw_cq *cq)
+{
+	uint64_t p = atomic_load(&cq->head);
+
+	return atomic_load(&cq_cell(cq, p)->seq) == p + 1;
+}
+
+/* The notification armed as mask allows, disarmed by whoever fires it:
+ * true when this caller fires. */
+static bool cq_fire(struct uiw_cq *cq, bool solicited)
+{
+	int a = atomic_load(&cq->armed);
+
+	while (a != UIW_CQ_ARM_NONE) {
+		if (a == UIW_CQ_ARM_SOLICITED && !solicited)
+			return false;
+		if (atomic_compare_exchange_weak(&cq->armed, &a,
+						 UIW_CQ_ARM_NONE))
+			return true;
+	}
+	return false;
+}
+
 bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
 {
 	bool fire = false, ok;
+	uint64_t pos;
 
-	pthread_mutex_lock(&cq->lock);
-	ok = !cq->overflow && cq->count < cq->size;
+	ok = !atomic_load_explicit(&cq->overflow, memory_order_relaxed) &&
+	     cq_claim_tail(cq, &pos);
 	if (ok) {
-		cq->ring[(cq->head + cq->count) % cq->size] = *wc;
-		cq->count++;
-		if (cq->armed == UIW_CQ_ARM_NEXT)
-			fire = true;
-		else if (cq->armed == UIW_CQ_ARM_SOLICITED)
-			fire = (wc->flags & UIW_WC_F_SOLICITED) ||
-			       wc->status != UIW_WC_SUCCESS;
-	} else {
+		struct uiw_cq_cell *c = cq_cell(cq, pos);
+
+		c->wc = *wc;
+		/* seq_cst, and so are the arming and the look at it after:
+		 * a consumer that arms and then polls again either finds
+		 * this entry or is seen armed here (no wake-up is lost). */
+		atomic_store(&c->seq, pos + 1);
+		fire = cq_fire(cq, (wc->flags & UIW_WC_F_SOLICITED) ||
+				   wc->status != UIW_WC_SUCCESS);
+	} else if (!atomic_exchange(&cq->overflow, true)) {
 		/* Overflow is an error the consumer must see: wake it. */
-		if (!cq->overflow)
-			fire = cq->armed != UIW_CQ_ARM_NONE;
-		cq->overflow = true;
+		fire = cq_fire(cq, true);
 	}
-	if (fire)
-		cq->armed = UIW_CQ_ARM_NONE;
-	pthread_mutex_unlock(&cq->lock);
 	if (fire)
 		cq_signal(cq);
 	if (atomic_load(&cq->pm_waiters) > 0) {
@@ -147,41 +248,82 @@ static void cq_pm_watch(struct uiw_cq *cq, struct uiw_cq_poller *p)
 		UIW_DBG(2, "cq: poll mode: epoll_ctl: %s", strerror(errno));
 }
 
-void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p)
+/*
+ * The poller list is read by every uiw_cq_poll that drives it and
+ * changed only by attach and detach.  A driver counts itself in drivers
+ * and walks the list without the list lock unless a writer is at work
+ * (pl_writer); a writer takes the list lock, says so, and waits until
+ * the drivers that came before it have left, so that no driver is
+ * inside a poller that is being removed (its QP detaching).  Drivers
+ * that see the writer walk the list under the lock, after it.  drivers
+ * and pl_writer are seq_cst: a driver that missed the writer's flag is
+ * seen in its count.
+ */
+static void cq_pl_write_begin(struct uiw_cq *cq)
 {
 	pthread_mutex_lock(&cq->poll_lock);
+	atomic_store(&cq->pl_writer, true);
+	while (atomic_load(&cq->drivers) > 0)
+		sched_yield();
+}
+
+static void cq_pl_write_end(struct uiw_cq *cq)
+{
+	atomic_store(&cq->pl_writer, false);
+	pthread_mutex_unlock(&cq->poll_lock);
+}
+
+void uiw_cq_poller_add(struct uiw_cq *cq, struct uiw_cq_poller *p)
+{
+	cq_pl_write_begin(cq);
 	p->next = &cq->pollers;
 	p->prev = cq->pollers.prev;
 	cq->pollers.prev->next = p;
 	cq->pollers.prev = p;
 	cq_pm_watch(cq, p);
-	pthread_mutex_unlock(&cq->poll_lock);
+	cq_pl_write_end(cq);
 }
 
 void uiw_cq_poller_del(struct uiw_cq *cq, struct uiw_cq_poller *p)
 {
-	pthread_mutex_lock(&cq->poll_lock);
+	cq_pl_write_begin(cq);
 	if (p->next) {
 		p->prev->next = p->next;
 		p->next->prev = p->prev;
 		p->next = p->prev = NULL;
 	}
-	pthread_mutex_unlock(&cq->poll_lock);
+	cq_pl_write_end(cq);
 }
 
-/* Calls every poller; returns the sum of what they returned.  The list
- * lock keeps each poller's QP attached during its call.  A poller that
- * finds another thread receiving returns at once, so two threads
- * polling one CQ do not wait for each other beyond the list lock. */
-static int cq_drive(struct uiw_cq *cq, int how)
+static int cq_drive_list(struct uiw_cq *cq, int how)
 {
 	struct uiw_cq_poller *p;
 	int got = 0;
 
-	pthread_mutex_lock(&cq->poll_lock);
 	for (p = cq->pollers.next; p != &cq->pollers; p = p->next)
 		got += p->poll(p->ctx, how);
-	pthread_mutex_unlock(&cq->poll_lock);
+	return got;
+}
+
+/* Calls every poller; returns the sum of what they returned.  Each
+ * poller's QP stays attached during its call (the list's writers wait
+ * for the drivers).  A poller that finds another thread receiving
+ * returns at once, so two threads polling one CQ do not wait for each
+ * other. */
+static int cq_drive(struct uiw_cq *cq, int how)
+{
+	int got;
+
+	atomic_fetch_add(&cq->drivers, 1);
+	if (atomic_load(&cq->pl_writer)) {
+		atomic_fetch_sub(&cq->drivers, 1);
+		pthread_mutex_lock(&cq->poll_lock);
+		got = cq_drive_list(cq, how);
+		pthread_mutex_unlock(&cq->poll_lock);
+		return got;
+	}
+	got = cq_drive_list(cq, how);
+	atomic_fetch_sub(&cq->drivers, 1);
 	return got;
 }
 
@@ -217,14 +359,9 @@ out:
 
 bool uiw_cq_defers_tx(struct uiw_cq *cq)
 {
-	bool armed;
-
 	if (!atomic_load_explicit(&cq->defer_send, memory_order_relaxed))
 		return false;
-	pthread_mutex_lock(&cq->lock);
-	armed = cq->armed != UIW_CQ_ARM_NONE;
-	pthread_mutex_unlock(&cq->lock);
-	return !armed;
+	return atomic_load(&cq->armed) == UIW_CQ_ARM_NONE;
 }
 
 int uiw_cq_set_poll_mode(struct uiw_cq *cq, int mode)
@@ -253,8 +390,30 @@ int uiw_cq_set_poll_mode(struct uiw_cq *cq, int mode)
 	return 0;
 }
 
-static int cq_take(struct uiw_cq *cq, int n, struct uiw_wc *wc,
-		   bool *armed);
+/* The error paths of uiw_cq_poll, out of its way. */
+static __attribute__((noinline, cold)) int cq_poll_bad(void)
+{
+	return uiw_error(EINVAL, "cq_poll: bad arguments");
+}
+
+static __attribute__((noinline, cold)) int cq_overflowed(struct uiw_cq *cq)
+{
+	return uiw_error(EOVERFLOW, "cq_poll: the CQ overflowed (%u "
+			 "entries); the QPs using it were moved to Error",
+			 cq->size);
+}
+
+/* Up to n completions into wc, or -EOVERFLOW. */
+static inline int cq_take(struct uiw_cq *cq, int n, struct uiw_wc *wc)
+{
+	int i;
+
+	if (atomic_load_explicit(&cq->overflow, memory_order_relaxed))
+		return cq_overflowed(cq);
+	for (i = 0; i < n && cq_pop(cq, &wc[i]); i++)
+		;
+	return i;
+}
 
 static int cq_recv_how(struct uiw_cq *cq)
 {
@@ -264,18 +423,18 @@ static int cq_recv_how(struct uiw_cq *cq)
 
 int uiw_cq_poll(struct uiw_cq *cq, int n, struct uiw_wc *wc)
 {
-	bool armed;
 	int got;
 
 	if (!cq || n < 0 || (n > 0 && !wc))
-		return uiw_error(EINVAL, "cq_poll: bad arguments");
-	got = cq_take(cq, n, wc, &armed);
+		return cq_poll_bad();
+	got = cq_take(cq, n, wc);
 	/* Poll mode: nothing completed yet and nobody will sleep on the
 	 * notification: send what was posted and receive on this thread,
 	 * then look again. */
-	if (got == 0 && n > 0 && !armed && atomic_load(&cq->poll_mode)) {
+	if (got == 0 && n > 0 && atomic_load(&cq->poll_mode) &&
+	    atomic_load(&cq->armed) == UIW_CQ_ARM_NONE) {
 		cq_drive(cq, cq_recv_how(cq));
-		got = cq_take(cq, n, wc, &armed);
+		got = cq_take(cq, n, wc);
 	}
 	return got;
 }
@@ -293,9 +452,7 @@ static int cq_pm_wait(struct uiw_cq *cq, int timeout_ms)
 	/* Send what was posted and take what is there: octets that
 	 * arrived (a placed RDMA Write has no completion) end the wait. */
 	ready = cq_drive(cq, cq_recv_how(cq)) > 0;
-	pthread_mutex_lock(&cq->lock);
-	ready = ready || cq->count > 0 || cq->overflow;
-	pthread_mutex_unlock(&cq->lock);
+	ready = ready || cq_ready(cq) || atomic_load(&cq->overflow);
 	r = ready ? 1 : 0;
 	while (!ready) {
 		r = epoll_wait(cq->pm_epfd, ev, 8, timeout_ms);
@@ -318,28 +475,6 @@ static int cq_pm_wait(struct uiw_cq *cq, int timeout_ms)
 	return r > 0 ? 1 : 0;
 }
 
-static int cq_take(struct uiw_cq *cq, int n, struct uiw_wc *wc,
-		   bool *armed)
-{
-	int i;
-
-	pthread_mutex_lock(&cq->lock);
-	*armed = cq->armed != UIW_CQ_ARM_NONE;
-	if (cq->overflow) {
-		pthread_mutex_unlock(&cq->lock);
-		return uiw_error(EOVERFLOW, "cq_poll: the CQ overflowed "
-				 "(%u entries); the QPs using it were moved "
-				 "to Error", cq->size);
-	}
-	for (i = 0; i < n && cq->count > 0; i++) {
-		wc[i] = cq->ring[cq->head];
-		cq->head = (cq->head + 1) % cq->size;
-		cq->count--;
-	}
-	pthread_mutex_unlock(&cq->lock);
-	return i;
-}
-
 int uiw_cq_fd(struct uiw_cq *cq)
 {
 	if (!cq)
@@ -351,12 +486,15 @@ int uiw_cq_req_notify(struct uiw_cq *cq, int solicited_only)
 {
 	if (!cq)
 		return uiw_error(EINVAL, "cq_req_notify: no CQ");
-	pthread_mutex_lock(&cq->lock);
 	/* An armed "next" stays the wider request. */
-	if (cq->armed != UIW_CQ_ARM_NEXT)
-		cq->armed = solicited_only ? UIW_CQ_ARM_SOLICITED
-					   : UIW_CQ_ARM_NEXT;
-	pthread_mutex_unlock(&cq->lock);
+	if (solicited_only) {
+		int none = UIW_CQ_ARM_NONE;
+
+		atomic_compare_exchange_strong(&cq->armed, &none,
+					       UIW_CQ_ARM_SOLICITED);
+	} else {
+		atomic_store(&cq->armed, UIW_CQ_ARM_NEXT);
+	}
 	/* Poll mode: the application may now sleep on the fd; the progress
 	 * thread must receive (and fire the notification) meanwhile.
 	 * uiw_cq_poll leaves the socket alone while the CQ is armed. */
@@ -391,12 +529,7 @@ int uiw_cq_wait(struct uiw_cq *cq, int timeout_ms)
 	if (!cq)
 		return uiw_error(EINVAL, "cq_wait: no CQ");
 	if (atomic_load(&cq->poll_mode)) {
-		bool armed;
-
-		pthread_mutex_lock(&cq->lock);
-		armed = cq->armed != UIW_CQ_ARM_NONE;
-		pthread_mutex_unlock(&cq->lock);
-		if (!armed)
+		if (atomic_load(&cq->armed) == UIW_CQ_ARM_NONE)
 			return cq_pm_wait(cq, timeout_ms);
 	}
 	p.fd = cq->efd;

@@ -18,21 +18,34 @@ struct uiw_cq_poller {
 	void *ctx;
 };
 
+/* One entry of the ring: seq says whose turn it is (cq.c). */
+struct uiw_cq_cell {
+	atomic_uint_fast64_t seq;
+	struct uiw_wc wc;
+};
+
+/*
+ * The ring takes completions from any thread (each QP's under its own
+ * lock, several QPs at once) and gives them to any thread that polls,
+ * without a lock: a bounded queue whose cells carry a sequence number
+ * (cq.c).  The notification is armed and fired with atomics too.
+ */
 struct uiw_cq {
 	struct uiw_device *dev;
-	pthread_mutex_t lock;       /* taken after a QP's lock, never before */
-	struct uiw_wc *ring;
-	uint32_t size, head, count;
-	bool overflow;              /* a completion found the ring full */
-	uint8_t armed;              /* UIW_CQ_ARM_* */
+	struct uiw_cq_cell *ring;
+	uint32_t size;
+	atomic_uint_fast64_t tail;  /* next position to fill */
+	atomic_uint_fast64_t head;  /* next position to take */
+	atomic_bool overflow;       /* a completion found the ring full */
+	atomic_int armed;           /* UIW_CQ_ARM_* */
 	int efd;                    /* eventfd */
 	atomic_uint users;          /* QPs */
 	/* Poll mode: uiw_cq_poll drives the pollers' receive itself. */
 	atomic_bool poll_mode;
 	atomic_bool defer_send;     /* UIW_CQ_POLL_DEFER_SEND */
-	pthread_mutex_t poll_lock;  /* the list; held while polling it,
-				       so a poller is not removed (its QP
-				       detached) during its call */
+	pthread_mutex_t poll_lock;  /* the list's writers (cq.c) */
+	atomic_uint drivers;        /* uiw_cq_poll calls walking the list */
+	atomic_bool pl_writer;      /* a writer waits for them */
 	struct uiw_cq_poller pollers; /* list head */
 	/* Poll mode, made on the first uiw_cq_set_poll_mode: an epoll set
 	 * of the pollers' fds and of wakefd, for uiw_cq_wait; wakefd is

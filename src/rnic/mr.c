@@ -88,10 +88,10 @@ const char *uiw_mr_check_str(enum uiw_mr_check c)
 
 /* Rights, then range, with overflow-safe arithmetic: the valid range is
  * [addr, addr + length) (RFC 5041 §7.1 checks 3-5). */
-static enum uiw_mr_check range_check(const struct uiw_mr_entry *e,
-				     const struct uiw_pd *pd,
-				     unsigned access, uint64_t to,
-				     uint64_t len)
+static inline enum uiw_mr_check range_check(const struct uiw_mr_entry *e,
+					    const struct uiw_pd *pd,
+					    unsigned access, uint64_t to,
+					    uint64_t len)
 {
 	if (e->pd != pd)
 		return UIW_MRC_PD;
@@ -106,7 +106,8 @@ static enum uiw_mr_check range_check(const struct uiw_mr_entry *e,
 }
 
 /* Takes a hold on the entry of stag if it is valid. */
-static struct uiw_mr_entry *hold(struct uiw_mr_table *t, uint32_t stag)
+static inline struct uiw_mr_entry *hold(struct uiw_mr_table *t,
+					uint32_t stag)
 {
 	uint32_t idx = STAG_INDEX(stag);
 	struct uiw_mr_entry *e;

@@ -12,9 +12,10 @@
  *    requests that were outstanding when the QP left RTS have completed
  *    (successfully, or with a flush status) exactly once.
  *
- * Locking: qp->lock protects everything in the QP; a CQ's lock is taken
- * inside it, never the other way.  Callbacks into the LLP (kick, close)
- * are made without the lock, and detach waits until they have returned.
+ * Locking: qp->lock protects everything in the QP; completions go to a
+ * CQ's ring under it (the ring takes no lock).  Callbacks into the LLP
+ * (kick, close) are made without the lock, and detach waits until they
+ * have returned.
  */
 #include "qp.h"
 
@@ -306,11 +307,12 @@ static bool qp_cb_pin(struct uiw_qp *qp, const struct uiw_qp_act *act,
 		return false;
 	*ops = qp->ops;
 	*ctx = qp->ctx;
-	qp->cb_active++;
+	atomic_fetch_add(&qp->cb_active, 1);
 	return true;
 }
 
-/* Without qp->lock: calls the LLP, then unpins. */
+/* Without qp->lock: calls the LLP, then unpins.  The lock is taken only
+ * to wake a detach that waits for the callback. */
 static void qp_cb_run(struct uiw_qp *qp, const struct uiw_qp_act *act,
 		      const struct uiw_llp_ops *ops, void *ctx)
 {
@@ -322,10 +324,18 @@ static void qp_cb_run(struct uiw_qp *qp, const struct uiw_qp_act *act,
 	else
 		ops->kick(ctx);
 	cb_qp = prev;
-	pthread_mutex_lock(&qp->lock);
-	if (--qp->cb_active == 0)
+	if (atomic_fetch_sub(&qp->cb_active, 1) == 1 &&
+	    atomic_load(&qp->cb_waiters) > 0) {
+		pthread_mutex_lock(&qp->lock);
 		pthread_cond_broadcast(&qp->cond);
-	pthread_mutex_unlock(&qp->lock);
+		pthread_mutex_unlock(&qp->lock);
+	}
+}
+
+void uiw_qp_act_pin(struct uiw_qp *qp, struct uiw_qp_act *act)
+{
+	if (!act->pinned)
+		act->pinned = qp_cb_pin(qp, act, &act->ops, &act->ctx);
 }
 
 static void qp_callbacks(struct uiw_qp *qp, const struct uiw_qp_act *act)
@@ -334,6 +344,10 @@ static void qp_callbacks(struct uiw_qp *qp, const struct uiw_qp_act *act)
 	void *ctx;
 	bool pinned;
 
+	if (act->pinned) {
+		qp_cb_run(qp, act, act->ops, act->ctx);
+		return;
+	}
 	if (!act->kick && !act->close)
 		return;
 	pthread_mutex_lock(&qp->lock);
@@ -887,8 +901,10 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 	 * the CQ (ops->poll), so that a burst of posts leaves in one
 	 * sendmsg. */
 	if (n && qp->attached && qp->state == UIW_QPS_RTS &&
-	    !uiw_cq_defers_tx(qp->scq))
+	    !uiw_cq_defers_tx(qp->scq)) {
 		act.kick = true;
+		uiw_qp_act_pin(qp, &act);
+	}
 	pthread_mutex_unlock(&qp->lock);
 	uiw_qp_act_run(qp, &act);
 	return ret;
@@ -1068,8 +1084,10 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 		return;
 	}
 	self = cb_qp == qp ? 1 : 0;
-	while (qp->cb_active > self)
+	atomic_fetch_add(&qp->cb_waiters, 1);
+	while (atomic_load(&qp->cb_active) > self)
 		pthread_cond_wait(&qp->cond, &qp->lock);
+	atomic_fetch_sub(&qp->cb_waiters, 1);
 
 	if (qp->state == UIW_QPS_CLOSING && err == UIW_OK) {
 		/* RFC 5040 §6: a graceful close ends in Idle; whatever is

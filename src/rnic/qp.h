@@ -7,6 +7,7 @@
 #define UIW_RNIC_QP_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -199,7 +200,12 @@ struct uiw_qp_act {
 	bool kick;
 	bool close;
 	bool abortive;
+	bool pinned;                /* the callback is pinned already (ops,
+				       ctx taken under the lock that decided
+				       it: uiw_qp_act_pin) */
 	struct uiw_cq *ovf[2];      /* CQs that overflowed */
+	const struct uiw_llp_ops *ops;
+	void *ctx;
 };
 
 /* ---- The queue pair ------------------------------------------------------ */
@@ -227,7 +233,12 @@ struct uiw_qp {
 	 * while attached to an LLP with ops->poll (one when they are the
 	 * same CQ).  Changed only by attach and detach. */
 	struct uiw_cq_poller poller[2];
-	unsigned cb_active;         /* callbacks running */
+	/* Callbacks running: counted up under lock (pinned), down without
+	 * it; a detach waiting for them counts itself in cb_waiters, and
+	 * the last callback to end then wakes it (both seq_cst, so that one
+	 * of the two always sees the other). */
+	atomic_uint cb_active;
+	atomic_uint cb_waiters;
 	bool close_req;             /* the connection should end */
 	bool close_called;
 	bool rx_fin;                /* the peer closed its half */
@@ -292,6 +303,10 @@ void uiw_qp_complete(struct uiw_qp *qp, struct uiw_qp_act *act);
 void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
 		     struct uiw_wc *wc, struct uiw_qp_act *act);
 void uiw_qp_close_check(struct uiw_qp *qp, struct uiw_qp_act *act);
+/* Under qp->lock, as it is about to be released: pins the LLP callback
+ * act asks for (kick or close), so that uiw_qp_act_run calls it without
+ * taking the lock again. */
+void uiw_qp_act_pin(struct uiw_qp *qp, struct uiw_qp_act *act);
 /* Runs what act asks for; call without the QP lock.  Most calls have
  * nothing to run (a receive or transmit turn of the data path): that is
  * decided here, without a call. */

@@ -40,7 +40,10 @@ struct uiw_rt {
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 	struct uiw_rt_work *head, *tail;
-	bool stop;
+	/* The items queued, changed under lock and read without it: the
+	 * loop looks at the queue every round, and finds it empty in most. */
+	atomic_uint nwork;
+	atomic_bool stop;
 
 	/* Progress thread only. */
 	struct uiw_rt_timer timers;       /* sorted ring, list head */
@@ -176,6 +179,7 @@ void uiw_rt_post(struct uiw_rt *rt, struct uiw_rt_work *w)
 		else
 			rt->head = w;
 		rt->tail = w;
+		atomic_fetch_add(&rt->nwork, 1);
 	}
 	pthread_mutex_unlock(&rt->lock);
 	/* The progress thread checks the queue before it sleeps again. */
@@ -201,6 +205,7 @@ bool uiw_rt_work_cancel(struct uiw_rt *rt, struct uiw_rt_work *w)
 				rt->tail = prev;
 			w->queued = false;
 			w->next = NULL;
+			atomic_fetch_sub(&rt->nwork, 1);
 			found = true;
 			break;
 		}
@@ -216,12 +221,8 @@ bool uiw_rt_work_cancel(struct uiw_rt *rt, struct uiw_rt_work *w)
 static void run_work(struct uiw_rt *rt)
 {
 	struct uiw_rt_work *w;
-	unsigned count = 0;
+	unsigned count = atomic_load(&rt->nwork);
 
-	pthread_mutex_lock(&rt->lock);
-	for (w = rt->head; w; w = w->next)
-		count++;
-	pthread_mutex_unlock(&rt->lock);
 	while (count--) {
 		pthread_mutex_lock(&rt->lock);
 		w = rt->head;
@@ -231,6 +232,7 @@ static void run_work(struct uiw_rt *rt)
 				rt->tail = NULL;
 			w->next = NULL;
 			w->queued = false;
+			atomic_fetch_sub(&rt->nwork, 1);
 		}
 		pthread_mutex_unlock(&rt->lock);
 		if (!w)
@@ -333,12 +335,8 @@ static void run_timers(struct uiw_rt *rt)
 static int next_timeout(struct uiw_rt *rt)
 {
 	uint64_t now, left;
-	bool work;
 
-	pthread_mutex_lock(&rt->lock);
-	work = rt->head != NULL || rt->stop;
-	pthread_mutex_unlock(&rt->lock);
-	if (work)
+	if (atomic_load(&rt->nwork) > 0 || atomic_load(&rt->stop))
 		return 0;
 	if (rt->timers.next == &rt->timers)
 		return -1;
@@ -360,7 +358,6 @@ static void *rt_main(void *p)
 
 	for (;;) {
 		int i, n;
-		bool stop;
 
 		n = epoll_wait(rt->epfd, evs, RT_MAX_EVENTS, next_timeout(rt));
 		if (n < 0) {
@@ -386,10 +383,7 @@ static void *rt_main(void *p)
 		run_timers(rt);
 		run_work(rt);
 		free_zombies(rt);
-		pthread_mutex_lock(&rt->lock);
-		stop = rt->stop;
-		pthread_mutex_unlock(&rt->lock);
-		if (stop)
+		if (atomic_load(&rt->stop))
 			break;
 	}
 	return NULL;
@@ -442,9 +436,7 @@ static void rt_stop(void *p)
 {
 	struct uiw_rt *rt = p;
 
-	pthread_mutex_lock(&rt->lock);
-	rt->stop = true;
-	pthread_mutex_unlock(&rt->lock);
+	atomic_store(&rt->stop, true);
 }
 
 void uiw_rt_destroy(struct uiw_rt *rt)

@@ -190,23 +190,22 @@ static void lay_field(struct layout *l, uint8_t kind, uint32_t len)
 static unsigned layout_plain(uint32_t ulpdu_len, struct uiw_mpa_piece *out,
 			     unsigned max, uint32_t *fpdu_len)
 {
-	const struct uiw_mpa_piece f[4] = {
-		{ .kind = UIW_MPA_P_LEN, .len = UIW_MPA_LEN_FIELD },
-		{ .kind = UIW_MPA_P_ULPDU, .len = ulpdu_len },
-		{ .kind = UIW_MPA_P_PAD, .len = uiw_mpa_pad_len(ulpdu_len) },
-		{ .kind = UIW_MPA_P_CRC, .len = UIW_MPA_CRC_LEN },
-	};
-	unsigned i, n = 0;
+	uint32_t pad = uiw_mpa_pad_len(ulpdu_len);
+	unsigned n = 0;
 
-	if (!out)
+	/* no piece of length 0 */
+	if (!out || max < 2u + (ulpdu_len > 0) + (pad > 0))
 		return 0;
-	for (i = 0; i < 4; i++) {
-		if (f[i].len == 0)          /* no piece of length 0 */
-			continue;
-		if (n >= max)
-			return 0;
-		out[n++] = f[i];
-	}
+	out[n++] = (struct uiw_mpa_piece){ .kind = UIW_MPA_P_LEN,
+					   .len = UIW_MPA_LEN_FIELD };
+	if (ulpdu_len)
+		out[n++] = (struct uiw_mpa_piece){ .kind = UIW_MPA_P_ULPDU,
+						   .len = ulpdu_len };
+	if (pad)
+		out[n++] = (struct uiw_mpa_piece){ .kind = UIW_MPA_P_PAD,
+						   .len = pad };
+	out[n++] = (struct uiw_mpa_piece){ .kind = UIW_MPA_P_CRC,
+					   .len = UIW_MPA_CRC_LEN };
 	*fpdu_len = uiw_mpa_plain_len(ulpdu_len);
 	return n;
 }
@@ -215,10 +214,7 @@ unsigned uiw_mpa_layout(uint64_t pos, uint32_t ulpdu_len, bool markers,
 			struct uiw_mpa_piece *out, unsigned max,
 			uint32_t *fpdu_len)
 {
-	struct layout l = {
-		.out = out, .max = out ? max : 0, .pos = pos, .s = pos,
-		.markers = markers,
-	};
+	struct layout l;
 
 	/* RFC 5044 §4.1: ULPDU_Length is 16 bits.  With markers every
 	 * FPDU and marker is a multiple of 4 octets, so a stream position
@@ -228,6 +224,10 @@ unsigned uiw_mpa_layout(uint64_t pos, uint32_t ulpdu_len, bool markers,
 		return 0;
 	if (!markers)
 		return layout_plain(ulpdu_len, out, max, fpdu_len);
+	l = (struct layout){
+		.out = out, .max = out ? max : 0, .pos = pos, .s = pos,
+		.markers = markers,
+	};
 	l.hdr = pos;
 	if (markers && pos % UIW_MPA_MARKER_INTERVAL == 0)
 		l.hdr += UIW_MPA_MARKER_LEN;
