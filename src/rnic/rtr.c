@@ -14,14 +14,15 @@
  *    that the responder's IRD is never exceeded.
  * No work request, no completion: the application never sees it.
  *
- * Responder: it sends nothing before a valid FPDU (RFC 5044 §7.1.2
- * rule 4, the framing's hold: tx_held), and in peer-to-peer mode that
- * FPDU must be one of the RTR types its Reply accepted, in the form
+ * Responder: it sends nothing before its framing has received a valid
+ * unit (MPA: RFC 5044 §7.1.2 rule 4, the framing's hold: tx_held), and
+ * in peer-to-peer mode the first message must be one of the RTR types
+ * its Reply accepted, in the form
  * above (any STag and TO for a Write, any sink for a Read).  A Send RTR
  * consumes MSN 1 of queue 0 but no receive buffer; a Write RTR places
  * nothing; a Read RTR goes on as an ordinary zero-length Read Request,
  * whose zero-length Response (RFC 5040 §5.2.1) is then the responder's
- * first FPDU.  A Terminate is taken as usual.  Anything else ends the
+ * first message.  A Terminate is taken as usual.  Anything else ends the
  * stream with the Terminate "no matching RTR option" (LLP, MPA, 0x07:
  * RFC 6581 §8): the initiator did not send the indication that was
  * negotiated.

@@ -1,8 +1,9 @@
 /*
  * The Ready-to-Receive indication of RFC 6581 §9.2 (peer-to-peer mode)
  * in the engine: the initiator's first message, and the responder's
- * check that its first FPDU is the RTR agreed on.  tx.c, rx.c and qp.c
- * call in here at a few points; the state lives in struct uiw_qp (qp.h).
+ * check that its first message is the RTR agreed on.  tx.c, rx.c and
+ * qp.c call in here at a few points; the state lives in struct uiw_qp
+ * (qp.h).
  */
 #ifndef UIW_RNIC_RTR_H
 #define UIW_RNIC_RTR_H
@@ -16,7 +17,7 @@ struct uiw_qp_act;
 
 struct uiw_rtr {
 	uint8_t tx;         /* initiator: RTR type (UIW_RTR_*) still to build */
-	uint8_t expect;     /* responder: types the first FPDU may be, until
+	uint8_t expect;     /* responder: types the first message may be, until
 			       it arrived */
 	bool rd_out;        /* initiator: our Read RTR awaits its Response
 			       (it counts against ORD meanwhile) */
@@ -31,11 +32,11 @@ void uiw_rtr_attach(struct uiw_qp *qp);
  * DDP header, and the Read Request for a Read RTR).  Called while
  * qp->rtr.tx is set. */
 void uiw_rtr_build(struct uiw_qp *qp);
-/* From validate_header while qp->rtr.armed, once the DDP header of a
+/* From rx.c's validate while qp->rtr.armed, once the DDP header of a
  * segment is decoded: recognises the RTR (responder) or the Response to
- * the Read RTR (initiator) and refuses a wrong first FPDU.  True when it
- * has dealt with the header (the normal checks are skipped), false when
- * they should run. */
+ * the Read RTR (initiator) and refuses a wrong first message.  True when
+ * it has dealt with the header (the normal checks are skipped), false
+ * when they should run. */
 bool uiw_rtr_rx_header(struct uiw_qp *qp);
 /* From deliver while qp->rtr.seg is set: consumes the RTR without
  * reaching the application.  True when delivery is complete, false when
