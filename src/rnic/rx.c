@@ -679,7 +679,9 @@ static bool hold_mem(struct uiw_qp *qp, uint32_t off, uint32_t n)
 	uiw_rx_refuse(qp, uiw_mr_check_err(c, UIW_MRE_DDP), "STag 0x%08x: %s "
 		      "%s placement", r->mr_stag, uiw_mr_check_str(c),
 		      r->lazy ? "at" : "during");
-	if (r->h.opcode == UIW_OP_READ_RESP && !r->lazy)
+	/* Our own sink (a Read Response's row needs local write) went
+	 * away under us: a local protection error for the Read. */
+	if (r->row->access == UIW_ACCESS_LOCAL_WRITE && !r->lazy)
 		r->loc_status = UIW_WC_LOC_PROT_ERR;
 	return false;
 }
