@@ -254,7 +254,9 @@ int uiw_qp_rx_place(struct uiw_qp *qp, uint32_t off, uint32_t n,
 		    struct iovec *iov, int iov_n, int max, uint32_t *named);
 #define UIW_SEG_DISCARD 512
 /* The framing holds n payload octets at src (from payload offset off
- * on): the engine copies them to their place, under the same bounds. */
+ * on): the engine copies them to their place, under the same bounds.
+ * Outside a segment (before uiw_qp_rx_begin, after uiw_qp_rx_end)
+ * neither call places anything: place names scratch, put drops. */
 void uiw_qp_rx_put(struct uiw_qp *qp, uint32_t off, const uint8_t *src,
 		   uint32_t n);
 /* The segment ended: len octets in all (header and payload).  ferr: the

@@ -789,7 +789,8 @@ int uiw_qp_rx_place(struct uiw_qp *qp, uint32_t off, uint32_t n,
 
 	while (done < n) {
 		uint32_t run = 0, k;
-		uint8_t *p = r->err == UIW_OK ?
+		/* Outside a segment (no header given) nothing is placed. */
+		uint8_t *p = r->err == UIW_OK && r->in_seg ?
 			     dest(qp, off + done, n - done, &run) : NULL;
 
 		if (!p) {
@@ -820,7 +821,7 @@ void uiw_qp_rx_put(struct uiw_qp *qp, uint32_t off, const uint8_t *src,
 	struct uiw_rx *r = &qp->rx;
 	uint32_t done = 0;
 
-	while (done < n && r->err == UIW_OK) {
+	while (done < n && r->err == UIW_OK && r->in_seg) {
 		uint32_t run = 0;
 		uint8_t *p = dest(qp, off + done, n - done, &run);
 
