@@ -135,6 +135,9 @@ int uiw_mpa_attach(struct uiw_mpa *m, struct uiw_qp *qp,
 		   const struct uiw_llp_ops *ops, void *ctx);
 /* Frees what m holds (after uiw_qp_llp_detach). */
 void uiw_mpa_fini(struct uiw_mpa *m);
+/* For uiw_llp_ops.query: the LLP (TCP) and how MPA runs (CRC, markers
+ * each way). */
+void uiw_mpa_query(const struct uiw_mpa *m, struct uiw_qp_attr *attr);
 
 /* ---- Receive ------------------------------------------------------------ */
 

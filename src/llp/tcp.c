@@ -878,10 +878,18 @@ static int tcp_poll(void *ctx, int how)
 	return 1;
 }
 
+static void tcp_query(void *ctx, struct uiw_qp_attr *attr)
+{
+	struct uiw_tcp *t = ctx;
+
+	uiw_mpa_query(&t->mpa, attr);
+}
+
 static const struct uiw_llp_ops tcp_ops = {
 	.kick = tcp_kick,
 	.close = tcp_close,
 	.poll = tcp_poll,
+	.query = tcp_query,
 };
 
 /* ---- Life cycle ------------------------------------------------------ */

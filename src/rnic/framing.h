@@ -5,22 +5,22 @@
  *
  * The engine speaks DDP segments (RFC 5041 §4: a DDP header and its
  * payload; RFC 5040 and RFC 7306 headers ride in the payload of the
- * untagged queues).  It never sees a length field, a marker, pad, a CRC
- * or a stream position: a segment's length and its end are the
- * framing's to know and to say.
+ * untagged queues).  It never sees what a framing adds on the wire, nor
+ * a stream position: a segment's length and its end are the framing's
+ * to know and to say.
  *
  *   attach     uiw_qp_llp_attach (Idle -> RTS), uiw_qp_llp_detach,
  *              uiw_qp_llp_fin, callbacks in struct uiw_llp_ops
  *   transmit   uiw_qp_tx_segs hands out the next DDP segments (header
  *              octets and payload pieces); the framing turns each into
- *              its wire unit (an FPDU; an SCTP message) and reports whole
+ *              its wire unit (a frame on a stream; a message) and reports whole
  *              segments sent with uiw_qp_tx_sent
  *   receive    inside uiw_qp_rx_enter / uiw_qp_rx_leave (one lock for a
  *              batch of segments): uiw_qp_rx_begin with a segment's
  *              header, uiw_qp_rx_place (iovecs: where payload octets go)
  *              or uiw_qp_rx_put (the framing holds the octets: they are
  *              copied), and uiw_qp_rx_end with the segment's length and
- *              the framing's verdict (CRC, markers)
+ *              the framing's verdict on its wire unit
  *
  * Placement is bounded at every step (RFC 5041 §5.3, §7; RFC 5040 §8):
  * the header is validated when it arrives (STag, PD, access rights, the
@@ -33,7 +33,7 @@
  * Nothing is ever written outside a registered region or a posted
  * buffer, whatever the framing says.
  *
- * Order: a framing that delivers segments in order (MPA over TCP) says
+ * Order: a framing that delivers segments in order (on a byte stream) says
  * so in uiw_llp_params.unordered == false, and the engine checks MSN and
  * MO against the next expected (RFC 5041 §7.1).  An unordered framing
  * (SCTP with the U flag, RFC 5043 §10) may hand over the segments of a
@@ -81,10 +81,6 @@ struct uiw_llp_params {
 	bool setup_term;      /* responder of an RFC 6581 enhanced connection:
 				 the initiator may end the setup with a
 				 Terminate 2/0/6 or 2/0/7 (§9.1, §9.2) */
-	/* What uiw_qp_query reports of the lower layer (the engine does not
-	 * read these). */
-	uint8_t llp;          /* enum uiw_llp_kind */
-	bool crc, markers_tx, markers_rx;
 };
 
 /* Callbacks from the engine to the framing that carries the QP. */
@@ -126,17 +122,24 @@ struct uiw_llp_ops {
 	 *   triggered) when the connection has octets for POLL_RECV, or -1;
 	 *   uiw_cq_wait sleeps on it. */
 	int (*poll)(void *ctx, int how);
+	/* Optional: uiw_qp_query asks the framing what it reports of
+	 * itself (attr->llp and its own settings); the engine's fields are
+	 * filled already.  Called under the QP lock while attached: it must
+	 * not call the engine. */
+	void (*query)(void *ctx, struct uiw_qp_attr *attr);
 };
 enum {
 	UIW_LLP_POLL_RECV, UIW_LLP_POLL_SEND_RECV, UIW_LLP_POLL_RELEASE,
 	UIW_LLP_POLL_FD
 };
 
-/* The smallest MULPDU the engine runs with: a tagged header and some
- * payload (RFC 5044 §4.5 asks 128 of MPA). */
+/* The smallest MULPDU the engine runs with: room for the longest message
+ * the engine keeps whole (a Terminate or an Atomic Request, 70 octets
+ * with their DDP header) and payload besides. */
 #define UIW_MULPDU_MIN 128
-/* The largest it uses: MPA's ULPDU_Length limit less pad and CRC. */
-#define UIW_MULPDU_MAX 64768
+/* The largest: a Terminate reports a segment's length in 16 bits (RFC
+ * 5040 §4.8, DDP Segment Length); a framing may carry less. */
+#define UIW_MULPDU_MAX 65535
 
 /* Binds the QP to a connected framing and moves it Idle -> RTS.
  * Returns 0 or -errno (-EINVAL if the QP is not Idle, MULPDU below
@@ -170,7 +173,7 @@ enum uiw_qp_state uiw_qp_state(struct uiw_qp *qp);
  * memory it names, until uiw_qp_tx_sent reports it.  hdr[0..hlen) is
  * the engine's (read only); the UIW_SEG_HEADROOM octets right before
  * hdr are the framing's to write, so that a unit's leading field and
- * the header go out as one run (MPA's ULPDU_Length, RFC 5044 §4.1). */
+ * the header go out as one run (a length field, say). */
 #define UIW_SEG_HEADROOM 4
 struct uiw_seg_out {
 	uint8_t *hdr;
@@ -197,8 +200,7 @@ int uiw_qp_tx_segs(struct uiw_qp *qp, uint32_t skip,
  * work arrives, which kicks the framing); true when it may have. */
 bool uiw_qp_tx_sent(struct uiw_qp *qp, uint32_t n);
 /* The framing can carry segments from now on (it was attached with
- * tx_held: MPA's responder waits for a valid FPDU, RFC 5044 §7.1.2
- * rule 4).  While held, nothing is handed out, and an error closes the
+ * tx_held: a responder that must first receive a valid unit, say).  While held, nothing is handed out, and an error closes the
  * connection without a Terminate.  Call inside a receive turn (between
  * uiw_qp_rx_enter and uiw_qp_rx_leave); the framing transmits after the
  * turn as it always does. */
@@ -248,7 +250,7 @@ bool uiw_qp_rx_begin(struct uiw_qp *qp, const uint8_t *hdr, uint32_t hlen,
  * named, fewer than n only when iovecs ran out.  Registered memory named
  * stays held until released (uiw_qp_rx_leave).  Octets the engine does
  * not place go to its scratch: at most UIW_SEG_DISCARD of them per turn
- * have distinct places (the framing may read them back, e.g. for a CRC,
+ * have distinct places (the framing may read them back, e.g. for a check,
  * until the turn ends); once they are used up, fewer octets are named. */
 int uiw_qp_rx_place(struct uiw_qp *qp, uint32_t off, uint32_t n,
 		    struct iovec *iov, int iov_n, int max, uint32_t *named);
@@ -260,9 +262,9 @@ int uiw_qp_rx_place(struct uiw_qp *qp, uint32_t off, uint32_t n,
 void uiw_qp_rx_put(struct uiw_qp *qp, uint32_t off, const uint8_t *src,
 		   uint32_t n);
 /* The segment ended: len octets in all (header and payload).  ferr: the
- * framing's verdict on its wire unit (UIW_OK, or an MPA CRC or marker
- * error, which wins over what the engine found, RFC 5044 §8), why a
- * line saying what (may be NULL).  The engine then reports the
+ * framing's verdict on its wire unit (UIW_OK, or the error the framing
+ * found in it, which wins over what the engine found: the header may
+ * simply be damaged), why a line saying what (may be NULL).  The engine then reports the
  * segment's error, or delivers it (RFC 5041 §5.4).  Returns false when
  * the stream ended. */
 bool uiw_qp_rx_end(struct uiw_qp *qp, uint32_t len, uiw_err_t ferr,

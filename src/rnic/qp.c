@@ -212,9 +212,9 @@ void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
 
 	if (qp->state == UIW_QPS_TERMINATE || qp->state == UIW_QPS_ERROR)
 		return;
-	/* While the framing holds its segments (RFC 5044 §7.1.2 rule 4: a
-	 * responder that has not yet validated an FPDU sends none), not
-	 * even a Terminate goes: the connection just closes. */
+	/* While the framing holds its segments (a responder that has not
+	 * yet received a valid unit sends none, framing.h), not even a
+	 * Terminate goes: the connection just closes. */
 	term = f->send_term && qp->attached && !qp->tx_held;
 	qp_set_cause(qp, f->err, f->origin, term, f->detail);
 	if (term) {
@@ -659,12 +659,11 @@ int uiw_qp_query(struct uiw_qp *qp, struct uiw_qp_attr *attr)
 	attr->ird = qp->lp.ird;
 	attr->ord = qp->lp.ord;
 	attr->mulpdu = qp->lp.mulpdu;
-	attr->llp = qp->lp.llp;
-	attr->crc = qp->lp.crc;
-	attr->markers_tx = qp->lp.markers_tx;
-	attr->markers_rx = qp->lp.markers_rx;
 	attr->term = qp->cause;
 	memcpy(attr->term_msg, qp->term_msg, sizeof(attr->term_msg));
+	/* What the lower layer is and how it runs are the framing's. */
+	if (qp->attached && qp->ops->query)
+		qp->ops->query(qp->ctx, attr);
 	pthread_mutex_unlock(&qp->lock);
 	return 0;
 }

@@ -15,9 +15,8 @@
  * No work request, no completion: the application never sees it.
  *
  * Responder: it sends nothing before its framing has received a valid
- * unit (MPA: RFC 5044 §7.1.2 rule 4, the framing's hold: tx_held), and
- * in peer-to-peer mode the first message must be one of the RTR types
- * its Reply accepted, in the form
+ * unit (the framing's hold, tx_held), and in peer-to-peer mode the first
+ * message must be one of the RTR types its Reply accepted, in the form
  * above (any STag and TO for a Write, any sink for a Read).  A Send RTR
  * consumes MSN 1 of queue 0 but no receive buffer; a Write RTR places
  * nothing; a Read RTR goes on as an ordinary zero-length Read Request,

@@ -15,8 +15,8 @@
  * messages of queues 1 to 3 (Read and Atomic Requests, Terminate, Atomic
  * Responses).  A refused segment is placed nowhere: its payload goes to
  * a discard scratch and the error is reported at its end, after the
- * framing's own checks (an MPA CRC error wins: the header may simply be
- * damaged), as one Terminate.
+ * framing's own checks (the framing's error wins: the header may simply
+ * be damaged), as one Terminate.
  *
  * Bounds (framing.h): with the segment's length known at its header,
  * every check runs there; without it, the header's own checks run there
@@ -663,8 +663,8 @@ static bool hold_mem(struct uiw_qp *qp, uint32_t off, uint32_t n)
 
 	if (r->held_mem && off >= r->held_lo && off + n <= r->held_hi)
 		return true;
-	/* With the length known the rest of the payload at once (markers
-	 * cut it into many runs), else what is asked for. */
+	/* With the length known the rest of the payload at once (a framing
+	 * may name it in many runs), else what is asked for. */
 	if (!r->lazy)
 		n = r->lim - off;
 	if (take_hold(qp, r->mr_stag, r->row->access,

@@ -350,9 +350,8 @@ static bool tx_build(struct uiw_qp *qp, struct uiw_qp_act *act)
 		}
 		if (qp->state != UIW_QPS_RTS && qp->state != UIW_QPS_CLOSING)
 			return false;
-		/* The framing cannot carry a segment yet (MPA: the
-		 * responder sends nothing before it has received a valid
-		 * FPDU, RFC 5044 §7.1.2 rule 4). */
+		/* The framing cannot carry a segment yet (tx_held,
+		 * framing.h). */
 		if (qp->tx_held)
 			return false;
 		/* RFC 6581 §5: the initiator's RTR precedes every other

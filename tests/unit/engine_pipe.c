@@ -62,9 +62,20 @@ static void cb_close(void *ctx, bool abortive)
 	}
 }
 
+static void cb_query(void *ctx, struct uiw_qp_attr *attr)
+{
+	struct ep_side *s = ctx;
+
+	if (ep_framing() != EP_FR_MPA)
+		uiw_msgf_query(&s->msgf, attr);
+	else
+		uiw_mpa_query(&s->mpa, attr);
+}
+
 const struct uiw_llp_ops ep_ops = {
 	.kick = cb_kick,
 	.close = cb_close,
+	.query = cb_query,
 };
 
 /* ---- Set-up -------------------------------------------------------------- */

@@ -17,9 +17,13 @@ int uiw_msgf_attach(struct uiw_msgf *m, struct uiw_qp *qp,
 	m->tx_ssn = 0;
 	l.unordered = unordered;
 	l.tx_held = false;
-	l.llp = UIW_LLP_SCTP;       /* what it stands in for */
-	l.crc = l.markers_tx = l.markers_rx = false;
 	return uiw_qp_llp_attach(qp, &l, ops, ctx);
+}
+
+void uiw_msgf_query(const struct uiw_msgf *m, struct uiw_qp_attr *attr)
+{
+	(void)m;
+	attr->llp = UIW_LLP_SCTP;   /* what it stands in for */
 }
 
 void uiw_msgf_grow(uint8_t **buf, size_t *cap, size_t need)

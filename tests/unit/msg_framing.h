@@ -50,6 +50,10 @@ int uiw_msgf_attach(struct uiw_msgf *m, struct uiw_qp *qp,
 		    const struct uiw_llp_params *lp, bool unordered,
 		    const struct uiw_llp_ops *ops, void *ctx);
 
+/* For uiw_llp_ops.query: the LLP it stands in for (SCTP), nothing else
+ * (no CRC, no markers). */
+void uiw_msgf_query(const struct uiw_msgf *m, struct uiw_qp_attr *attr);
+
 /* Transmit: the segments the engine has now become messages, appended
  * as records to *buf (grown with realloc; *len, *cap).  At most max
  * segments per engine call.  Returns the octets appended. */
