@@ -846,12 +846,9 @@ bool uiw_qp_rx_end(struct uiw_qp *qp, uint32_t len, uiw_err_t ferr,
 
 	if (r->stopped)
 		return false;
-	if (!r->in_seg) {
-		/* No header was given: nothing can be made of it. */
-		uint8_t none = 0;
-
-		uiw_qp_rx_begin(qp, &none, 0, len);
-	}
+	/* No header was given: nothing can be made of it (a refusal). */
+	if (!r->in_seg)
+		uiw_qp_rx_begin(qp, NULL, 0, len);
 	r->in_seg = false;
 	if (ferr != UIW_OK) {
 		if (why)

@@ -143,17 +143,13 @@ int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg)
 static struct ep_side *sides[EP_SIDES];
 static pthread_mutex_t sides_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static struct ep_side *side_of(struct uiw_qp *qp);
+
 struct uiw_mpa *ep_mpa(struct uiw_qp *qp)
 {
-	struct uiw_mpa *m = NULL;
-	int i;
+	struct ep_side *s = side_of(qp);
 
-	pthread_mutex_lock(&sides_lock);
-	for (i = 0; i < EP_SIDES && !m; i++)
-		if (sides[i] && sides[i]->qp == qp)
-			m = &sides[i]->mpa;
-	pthread_mutex_unlock(&sides_lock);
-	return m;
+	return s ? &s->mpa : NULL;
 }
 
 int ep_side_attach(struct ep_side *s)
