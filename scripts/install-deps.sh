@@ -3,5 +3,5 @@
 # Run as root; does nothing when everything is present.
 set -euo pipefail
 exec bash "$(dirname "${BASH_SOURCE[0]}")/apt-ensure.sh" install-deps \
-	build-essential cmake pkg-config libisal-dev libcmocka-dev tshark \
+	build-essential cmake pkg-config libisal-dev libcmocka-dev libusrsctp-dev tshark \
 	iproute2 procps clang libclang-rt-dev valgrind
