@@ -2,8 +2,14 @@
  * uiwarp connection manager: listen, connect, accept, reject and
  * disconnect, modelled on librdmacm.  The lower layer (LLP) is named per
  * connection and per listener: TCP (IPv4 and IPv6) with MPA startup
- * (RFC 5044 §7) today; SCTP (RFC 5043) is reserved in the API and
- * refused with -EPROTONOSUPPORT until it is implemented.  Everything is
+ * (RFC 5044 §7), or SCTP (RFC 5043) with DDP Stream Sessions: each
+ * connection a session on a stream of an SCTP association, Initiate /
+ * Accept / Reject / Terminate carrying the private data and, enhanced
+ * (RFC 6581 §7), the IRD/ORD word; connections to one peer share an
+ * association.  Over SCTP the MPA fields of uiw_conn_param (revision 1
+ * asks for plain session codes; CRC, markers, alignment, start delay)
+ * have no meaning, and peer-to-peer mode is not offered: either side
+ * may send first (RFC 6581 §7).  Everything is
  * asynchronous; events are read from a channel whose fd becomes
  * readable when one is pending.
  */
@@ -79,7 +85,12 @@ enum {
  * completion is made, and a responder sends nothing before it.
  */
 struct uiw_conn_param {
-	enum uiw_llp_kind llp;      /* 0: TCP.  Accept: the listener's LLP */
+	enum uiw_llp_kind llp;      /* 0: TCP; UIW_LLP_SCTP*: RFC 5043.
+				       Accept: the listener's LLP */
+	/* SCTP over UDP, connect: the peer's UDP port (RFC 6951); 0: the
+	 * environment's UIW_SCTP_UDP_PORT, else 9899 (see
+	 * uiw_listen_param.udp_port). */
+	uint16_t udp_port;
 	const void *private_data;
 	uint16_t private_data_len;  /* at most UIW_MPA_PRIVATE_DATA_MAX, or
 				       UIW_MPA_V2_PRIVATE_DATA_MAX when the
@@ -187,8 +198,14 @@ int uiw_cm_get_event(struct uiw_cm_channel *ch, struct uiw_cm_event *ev,
 
 /* How a listener runs.  A zeroed struct gives the defaults. */
 struct uiw_listen_param {
-	enum uiw_llp_kind llp;      /* 0: TCP; SCTP: -EPROTONOSUPPORT */
-	int backlog;                /* the kernel's accept queue; <= 0: 128 */
+	enum uiw_llp_kind llp;      /* 0: TCP; UIW_LLP_SCTP*: RFC 5043, addr's
+				       port is the SCTP port */
+	int backlog;                /* TCP: the kernel's accept queue; SCTP:
+				       associations being set up; <= 0: 128 */
+	/* SCTP over UDP: the UDP port we receive on (RFC 6951); 0: the
+	 * environment's UIW_SCTP_UDP_PORT, else 9899.  One per process:
+	 * the first listener or connection fixes it. */
+	uint16_t udp_port;
 };
 /* Listens on addr (port 0 picks one; see uiw_cm_local_addr) with the
  * LLP and backlog of param (NULL: the defaults). */

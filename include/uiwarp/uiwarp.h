@@ -257,8 +257,17 @@ struct uiw_qp_init_attr {
  * zeroed uiw_conn_param or uiw_listen_param keeps meaning TCP. */
 enum uiw_llp_kind {
 	UIW_LLP_TCP = 0,    /* MPA over TCP (RFC 5044) */
-	UIW_LLP_SCTP = 1,   /* DDP over SCTP (RFC 5043): not supported yet,
-			       -EPROTONOSUPPORT */
+	/* DDP over SCTP (RFC 5043): on the kernel's SCTP where the kernel
+	 * has it, otherwise on the user-space stack over UDP. */
+	UIW_LLP_SCTP = 1,
+	/* DDP over SCTP on the user-space stack (usrsctp), its packets in
+	 * UDP (RFC 6951; port: uiw_conn_param.udp_port), whatever the
+	 * kernel has.  What uiw_qp_query reports for it. */
+	UIW_LLP_SCTP_UDP = 2,
+	/* DDP over SCTP on the kernel's SCTP; -EPROTONOSUPPORT where the
+	 * kernel has none (never a silent fallback).  UDP encapsulation
+	 * when the kernel's net.sctp.udp_port is set. */
+	UIW_LLP_SCTP_KERNEL = 3,
 };
 
 struct uiw_qp_attr {

@@ -168,6 +168,7 @@ int uiw_cm_channel_destroy(struct uiw_cm_channel *ch)
 		return uiw_error(EBUSY, "cm: channel still has %u ids", n);
 	}
 	pthread_mutex_unlock(&ch->lock);
+	cm_sctp_channel_fini(ch);
 	uiw_rt_release(ch->rt);
 	close(ch->efd);
 	pthread_mutex_destroy(&ch->lock);
@@ -196,7 +197,7 @@ static void ev_fill(struct uiw_cm_channel *ch, struct cm_ev *e,
 	if (e->type == UIW_CM_EVENT_CONNECT_REQUEST)
 		ev->listen_id = e->listen;
 	ev->status = e->status;
-	ev->llp = UIW_LLP_TCP;
+	ev->llp = id->llp;
 	if (!s->have_frame)
 		return;
 	if (e->with_pd) {
@@ -206,13 +207,15 @@ static void ev_fill(struct uiw_cm_channel *ch, struct cm_ev *e,
 		ev->private_data = ch->cur_pd;
 		ev->private_data_len = s->peer_pd_len;
 	}
-	ev->mpa.rev = s->peer_rev;
-	ev->mpa.peer_crc = !!(s->peer_flags & UIW_MPA_F_C);
-	ev->mpa.peer_markers = !!(s->peer_flags & UIW_MPA_F_M);
+	if (id->llp == UIW_LLP_TCP) {
+		ev->mpa.rev = s->peer_rev;
+		ev->mpa.peer_crc = !!(s->peer_flags & UIW_MPA_F_C);
+		ev->mpa.peer_markers = !!(s->peer_flags & UIW_MPA_F_M);
+		ev->mpa.enhanced = s->peer_enh;
+	}
 	if (s->peer_enh) {
 		/* RFC 6581 §9.1: "MUST pass the peer's provided IRD and ORD
-		 * values to the ULP". */
-		ev->mpa.enhanced = 1;
+		 * values to the ULP" (§7: the same over SCTP). */
 		ev->peer_ird = s->peer_v2.ird;
 		ev->peer_ord = s->peer_v2.ord;
 		ev->peer_p2p = s->peer_v2.p2p;

@@ -139,14 +139,11 @@ uint32_t cm_dev_max_ird(struct uiw_device *dev, uint32_t *max_ord)
  * connection manager runs. */
 int cm_check_llp(enum uiw_llp_kind llp)
 {
-	if (llp == UIW_LLP_TCP)
+	if (llp >= UIW_LLP_TCP && llp <= UIW_LLP_SCTP_KERNEL)
 		return 0;
-	if (llp == UIW_LLP_SCTP)
-		return uiw_error(EPROTONOSUPPORT, "cm: DDP over SCTP "
-				 "(RFC 5043, UIW_LLP_SCTP) is not supported "
-				 "yet; use UIW_LLP_TCP");
-	return uiw_error(EINVAL, "cm: unknown LLP %d (UIW_LLP_TCP or "
-			 "UIW_LLP_SCTP)", (int)llp);
+	return uiw_error(EINVAL, "cm: unknown LLP %d (UIW_LLP_TCP, "
+			 "UIW_LLP_SCTP, UIW_LLP_SCTP_UDP or "
+			 "UIW_LLP_SCTP_KERNEL)", (int)llp);
 }
 
 /* Checks a conn_param for connect (initiator) or accept; 0 or -errno
@@ -353,6 +350,8 @@ void cm_id_free(struct uiw_cm_id *id)
 		uiw_tcp_free(id->tcp);
 		id->tcp = NULL;
 	}
+	if (id->llp != UIW_LLP_TCP)
+		cm_sctp_release(id);
 	cm_close_fd(id);
 	cm_release_qp(id);
 	cm_ev_unqueue_all(id);

@@ -72,6 +72,10 @@ void cm_list_remove(struct cm_list *l, struct cm_node *n);
 #define CM_ID_OF(node, member) \
 	((struct uiw_cm_id *)((char *)(node) - offsetof(struct uiw_cm_id, member)))
 
+struct uiw_sctp_stack;
+struct uiw_ddps_lsn;
+struct uiw_ddps_sess;
+
 struct uiw_cm_channel {
 	struct uiw_device *dev;
 	struct uiw_rt *rt;
@@ -80,12 +84,17 @@ struct uiw_cm_channel {
 	struct cm_ev *head, *tail;
 	unsigned nids;
 	uint8_t cur_pd[UIW_MPA_PD_MAX];
+	/* SCTP stacks this channel's ids use (a reference each, kept
+	 * until the channel goes; by enum uiw_sctp_kind). */
+	struct uiw_sctp_stack *sctp[2];
 };
 
 struct uiw_cm_id {
 	struct uiw_cm_channel *ch;
-	struct uiw_rt *rt;
+	struct uiw_rt *rt;           /* the device's; an SCTP id: the
+					SCTP stack's (cm_sctp.c) */
 	enum cm_kind kind;
+	uint8_t llp;                 /* enum uiw_llp_kind, as asked */
 	enum cm_state state;
 	void *context;
 	int error;                   /* -errno once failed */
@@ -131,6 +140,13 @@ struct uiw_cm_id {
 	struct cm_node sib, await;
 	bool in_await;
 	bool rejecting;              /* passive: the application let go */
+
+	/* SCTP (cm_sctp.c): the stack, the listener's or the session. */
+	struct uiw_sctp_stack *sctp;
+	struct uiw_ddps_lsn *dlsn;
+	struct uiw_ddps_sess *sess;
+	unsigned sctp_pending;       /* listener: Initiates undecided */
+	bool undecided;              /* passive: counted in sctp_pending */
 
 	/* Each event of an id is raised at most once. */
 	struct cm_ev ev_req, ev_conn, ev_disc;
@@ -199,6 +215,22 @@ int cm_passive_start(struct uiw_cm_id *c);
 void cm_passive_progress(struct uiw_cm_id *c);
 /* A passive connection failed (quietly before its CONNECT_REQUEST). */
 void cm_passive_fail(struct uiw_cm_id *id, int err, const char *why);
+
+/* ---- cm_sctp.c --------------------------------------------------------- */
+struct uiw_listen_param;
+int cm_sctp_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
+		    const struct sockaddr *dst,
+		    const struct uiw_conn_param *param, struct uiw_cm_id **idp);
+int cm_sctp_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
+		   const struct uiw_listen_param *param,
+		   struct uiw_cm_id **listen_id);
+int cm_sctp_accept(struct uiw_cm_id *id, struct cm_op *op);
+int cm_sctp_reject(struct uiw_cm_id *id, struct cm_op *op);
+int cm_sctp_disconnect(struct uiw_cm_id *id, struct cm_op *op);
+/* Before an SCTP id is freed (progress thread). */
+void cm_sctp_release(struct uiw_cm_id *id);
+/* The channel's stack references go (uiw_cm_channel_destroy). */
+void cm_sctp_channel_fini(struct uiw_cm_channel *ch);
 
 /* A listener's books, read on its progress thread (for tests). */
 struct uiw_cm_listener_stats {

@@ -184,6 +184,8 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	ret = cm_check_addr(addr, addrlen);
 	if (ret)
 		return ret;
+	if (param->llp != UIW_LLP_TCP)
+		return cm_sctp_listen(ch, addr, param, listen_id);
 	backlog = param->backlog > 0 ? param->backlog : CM_BACKLOG_DEFAULT;
 	l = cm_id_new(ch, CM_LISTEN);
 	if (!l)
@@ -239,6 +241,8 @@ void cm_listener_stop(struct uiw_cm_id *l)
 
 	uiw_rt_timer_stop(l->rt, &l->timer);
 	cm_close_fd(l);
+	if (l->llp != UIW_LLP_TCP)
+		cm_sctp_release(l);
 	for (n = l->children.head; n; n = next) {
 		struct uiw_cm_id *c = CM_ID_OF(n, sib);
 		bool unseen = c->in_await || cm_ev_unqueue(c->ch, &c->ev_req);

@@ -356,6 +356,8 @@ int uiw_cm_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 	ret = cm_check_qp(qp, ch->dev);
 	if (ret)
 		return ret;
+	if (param && param->llp != UIW_LLP_TCP)
+		return cm_sctp_connect(ch, qp, dst, param, idp);
 	id = cm_id_new(ch, CM_ACTIVE);
 	if (!id)
 		return uiw_error(ENOMEM, "cm: out of memory");
@@ -524,8 +526,11 @@ static int accept_op(void *arg)
 	struct cm_op *op = arg;
 	struct uiw_cm_id *id = op->id;
 	struct uiw_mpa_side me;
-	int ret = pending_request(id, op);
+	int ret;
 
+	if (id->llp != UIW_LLP_TCP)
+		return cm_sctp_accept(id, op);
+	ret = pending_request(id, op);
 	if (ret)
 		return ret;
 	if (!cm_claim_qp(id, op->qp)) {
@@ -594,8 +599,11 @@ static int reject_op(void *arg)
 		.ird = max_ird, .ord = max_ord, .max_ird = max_ird,
 		.rtr = UIW_RTR_ALL,
 	};
-	int ret = pending_request(id, op);
+	int ret;
 
+	if (id->llp != UIW_LLP_TCP)
+		return cm_sctp_reject(id, op);
+	ret = pending_request(id, op);
 	if (ret)
 		return ret;
 	ret = uiw_mpa_startup_reject(&id->su, &l, op->pd, op->pd_len,
@@ -647,6 +655,8 @@ static int disconnect_op(void *arg)
 	struct uiw_cm_id *id = op->id;
 	enum uiw_qp_state s;
 
+	if (id->llp != UIW_LLP_TCP)
+		return cm_sctp_disconnect(id, op);
 	if (id->state == S_CLOSED && id->tcp)
 		return 0;       /* already disconnected */
 	if (id->state != S_ESTABLISHED) {

@@ -134,7 +134,8 @@ struct ddps_as {
 	bool dry_wait;                /* sending waits for the acks */
 	struct uiw_rt_timer idle;
 	int64_t idle_since;
-	struct ddps_as *next, *prev;  /* the stack's or listener's list */
+	bool listed;                  /* in as_list */
+	struct ddps_as *next, *prev;
 };
 
 struct uiw_ddps_lsn {
@@ -142,14 +143,14 @@ struct uiw_ddps_lsn {
 	struct uiw_sctp_lsn *sl;
 	uiw_ddps_initiate_fn fn;
 	void *ctx;
-	struct ddps_as *assocs;       /* newest first */
-	unsigned nassocs;
+	unsigned nassocs;             /* associations it accepted */
 };
 
-/* Associations we started, for reuse (RFC 5043 §4: one association, many
- * DDP streams).  Only the stack's thread touches them; one list per
- * stack kind. */
-static struct ddps_as *active_list[2];
+/* Every association, per stack kind (only that stack's thread touches
+ * its list), newest first: those we started are reused (RFC 5043 §4:
+ * one association, many DDP streams); a listener's oldest idle one makes
+ * room for a new one. */
+static struct ddps_as *as_list[2];
 
 static void as_list_add(struct ddps_as **head, struct ddps_as *a)
 {
@@ -173,9 +174,7 @@ static void as_list_del(struct ddps_as **head, struct ddps_as *a)
 
 static struct ddps_as **as_home(struct ddps_as *a)
 {
-	if (a->active)
-		return &active_list[uiw_sctp_stack_kind(a->st)];
-	return a->lsn ? &a->lsn->assocs : NULL;
+	return &as_list[uiw_sctp_stack_kind(a->st)];
 }
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -262,7 +261,10 @@ static void eng_close(void *ctx, bool abortive)
 
 static void eng_query(void *ctx, struct uiw_qp_attr *attr)
 {
-	attr->llp = UIW_LLP_SCTP;
+	struct uiw_ddps_sess *s = ctx;
+
+	attr->llp = uiw_sctp_stack_kind(s->as->st) == UIW_SCTP_KERNEL ?
+		    UIW_LLP_SCTP_KERNEL : UIW_LLP_SCTP_UDP;
 	attr->crc = 0;          /* SCTP's own CRC32c covers the packet */
 	attr->markers_tx = 0;
 	attr->markers_rx = 0;
@@ -860,11 +862,10 @@ static void as_free(struct ddps_as *a)
 {
 	struct ddps_as **home = as_home(a);
 
-	if (home) {
+	if (a->listed)
 		as_list_del(home, a);
-		if (!a->active && a->lsn)
-			a->lsn->nassocs--;
-	}
+	if (a->lsn)
+		a->lsn->nassocs--;
 	uiw_rt_timer_stop(a->rt, &a->idle);
 	free(a->by_sid);
 	free(a->quarantine);
@@ -1108,6 +1109,19 @@ static struct ddps_as *as_new(struct uiw_sctp_stack *st)
 	return a;
 }
 
+/* The stack's last reference goes (sctp.h): every session ends, every
+ * association is let go; the backend frees its own without upcalls. */
+static void ddps_quiesce(struct uiw_sctp_stack *st)
+{
+	struct ddps_as *a;
+
+	while ((a = as_list[uiw_sctp_stack_kind(st)])) {
+		a->sa = NULL;
+		as_fail_all(a, -ECONNABORTED, "the SCTP stack stops");
+		as_free(a);
+	}
+}
+
 /* ---- Listening ------------------------------------------------------------ */
 
 /* An association being aborted: nothing more of it matters. */
@@ -1144,8 +1158,8 @@ static void lsn_up(void *ctx, struct uiw_sctp_assoc *sa,
 		return;
 	}
 	if (l->nassocs >= DDPS_LSN_ASSOCS_MAX) {
-		for (o = l->assocs; o; o = o->next)
-			if (!o->nsess && o->sa)
+		for (o = *as_home(a); o; o = o->next)
+			if (o->lsn == l && !o->nsess && o->sa)
 				victim = o;    /* the last is the oldest */
 		if (!victim) {
 			as_free(a);
@@ -1157,7 +1171,8 @@ static void lsn_up(void *ctx, struct uiw_sctp_assoc *sa,
 	}
 	a->sa = sa;
 	a->lsn = l;
-	as_list_add(&l->assocs, a);
+	as_list_add(as_home(a), a);
+	a->listed = true;
 	l->nassocs++;
 	uiw_sctp_assoc_bind(sa, &as_up, a);
 	as_check_idle(a);
@@ -1193,6 +1208,7 @@ int uiw_ddps_listen(struct uiw_sctp_stack *st, const struct sockaddr *sa,
 
 	if (!l)
 		return -ENOMEM;
+	uiw_sctp_set_quiesce(ddps_quiesce);
 	l->st = st;
 	l->fn = fn;
 	l->ctx = ctx;
@@ -1219,10 +1235,9 @@ static int lsn_close(void *arg)
 	uiw_sctp_unlisten(l->sl);
 	/* Its associations live on without it: Initiates on them are
 	 * answered with Terminates from now on. */
-	while ((a = l->assocs)) {
-		as_list_del(&l->assocs, a);
-		a->lsn = NULL;
-	}
+	for (a = as_list[uiw_sctp_stack_kind(l->st)]; a; a = a->next)
+		if (a->lsn == l)
+			a->lsn = NULL;
 	free(l);
 	return 0;
 }
@@ -1251,13 +1266,14 @@ int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 	struct uiw_ddps_sess *s;
 	int ret;
 
+	uiw_sctp_set_quiesce(ddps_quiesce);
 	if (h->pd_len + (h->enhanced ? UIW_MPA_V2_LEN : 0) >
 	    UIW_DDPS_PD_MAX || peerlen > sizeof(a->peer))
 		return -EINVAL;
 	/* An association to the peer we started, up or coming up, with a
 	 * stream free. */
-	for (a = active_list[uiw_sctp_stack_kind(st)]; a; a = a->next) {
-		if (!a->sa || !same_peer(&a->peer, a->peerlen, peer,
+	for (a = as_list[uiw_sctp_stack_kind(st)]; a; a = a->next) {
+		if (!a->active || !a->sa || !same_peer(&a->peer, a->peerlen, peer,
 					 peerlen))
 			continue;
 		if (!a->up || as_pick_stream(a) >= 0)
@@ -1290,7 +1306,8 @@ int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 			free(s);
 			return ret;
 		}
-		as_list_add(&active_list[uiw_sctp_stack_kind(st)], a);
+		as_list_add(as_home(a), a);
+		a->listed = true;
 	}
 	s->as = a;
 	a->nsess++;
@@ -1322,16 +1339,15 @@ void uiw_ddps_own(struct uiw_ddps_sess *s, const struct uiw_ddps_owner *own,
 }
 
 int uiw_ddps_attach(struct uiw_ddps_sess *s, struct uiw_qp *qp,
-		    uint32_t ird, uint32_t ord)
+		    const struct uiw_llp_params *lp)
 {
-	struct uiw_llp_params p = { 0 };
+	struct uiw_llp_params p = *lp;
 	int ret;
 
 	if (s->st != SS_OPEN || s->attached)
 		return -EINVAL;
 	p.mulpdu = s->as->mulpdu;
-	p.ird = ird;
-	p.ord = ord;
+	p.tx_held = false;
 	/* In DDP-SSN order: the engine checks MSN and MO as on a stream
 	 * (RFC 5041 §7.1). */
 	p.unordered = false;
@@ -1347,7 +1363,7 @@ int uiw_ddps_attach(struct uiw_ddps_sess *s, struct uiw_qp *qp,
 }
 
 int uiw_ddps_accept(struct uiw_ddps_sess *s, const struct uiw_ddps_hello *h,
-		    struct uiw_qp *qp, uint32_t ird, uint32_t ord)
+		    struct uiw_qp *qp, const struct uiw_llp_params *lp)
 {
 	int ret;
 
@@ -1360,7 +1376,7 @@ int uiw_ddps_accept(struct uiw_ddps_sess *s, const struct uiw_ddps_hello *h,
 		return ret;
 	}
 	s->st = SS_OPEN;
-	ret = uiw_ddps_attach(s, qp, ird, ord);
+	ret = uiw_ddps_attach(s, qp, lp);
 	if (ret < 0) {
 		sess_violation(s, "the QP cannot be attached");
 		return ret;

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "../rnic/framing.h"
 #include "../wire/ddps.h"
 #include "sctp.h"
 
@@ -111,7 +112,7 @@ void uiw_ddps_own(struct uiw_ddps_sess *s, const struct uiw_ddps_owner *own,
  * attaches qp (see uiw_ddps_attach).  Returns 0 or -errno (the session
  * is then ended: ended follows). */
 int uiw_ddps_accept(struct uiw_ddps_sess *s, const struct uiw_ddps_hello *h,
-		    struct uiw_qp *qp, uint32_t ird, uint32_t ord);
+		    struct uiw_qp *qp, const struct uiw_llp_params *lp);
 /* Sends a Reject (an Enhanced Reject when enhanced, with v2: RFC 6581
  * §7, a configuration the plain session would have taken) with private
  * data; the session is over (ended follows with 0). */
@@ -122,11 +123,11 @@ int uiw_ddps_reject(struct uiw_ddps_sess *s, bool enhanced,
 /* ---- Both -------------------------------------------------------------- */
 
 /* Binds qp to the established session and moves it to RTS (rnic/
- * framing.h): MULPDU from the association (SCTP_MAXSEG minus the
- * DDP-SSN, at least 516: RFC 5043 §9), in-order delivery, ird/ord as
- * negotiated.  Returns 0 or -errno. */
+ * framing.h) with lp (IRD, ORD, RTR as negotiated), to which this adds
+ * MULPDU from the association (SCTP_MAXSEG minus the DDP-SSN, at least
+ * 516: RFC 5043 §9) and in-order delivery.  Returns 0 or -errno. */
 int uiw_ddps_attach(struct uiw_ddps_sess *s, struct uiw_qp *qp,
-		    uint32_t ird, uint32_t ord);
+		    const struct uiw_llp_params *lp);
 /* Ends the session: abortive, or after what the QP has queued (its
  * Terminate, say).  Sends our Session Terminate (RFC 5043 §6.2) unless
  * one went already; ended follows (at the latest when the peer's

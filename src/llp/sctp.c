@@ -13,8 +13,25 @@
 #define ASSOC(a) ((struct uiw_sctp_assoc_base *)(a))
 #define LSN(l)   ((struct uiw_sctp_lsn_base *)(l))
 
+#include "../rt/rt.h"
+
 static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uiw_sctp_stack *stacks[2];
+static void (*_Atomic quiesce)(struct uiw_sctp_stack *s);
+
+void uiw_sctp_set_quiesce(void (*fn)(struct uiw_sctp_stack *s))
+{
+	quiesce = fn;
+}
+
+static int quiesce_call(void *arg)
+{
+	void (*fn)(struct uiw_sctp_stack *s) = quiesce;
+
+	if (fn)
+		fn(arg);
+	return 0;
+}
 
 static const struct uiw_sctp_ops *backend(enum uiw_sctp_kind kind)
 {
@@ -65,16 +82,17 @@ int uiw_sctp_stack_get(enum uiw_sctp_kind kind,
 void uiw_sctp_stack_put(struct uiw_sctp_stack *s)
 {
 	struct uiw_sctp_stack_base *b = STACK(s);
-	bool gone = false;
 
+	/* Under the lock to the end, so that a get meanwhile starts a new
+	 * stack only after this one has stopped (usrsctp is one per
+	 * process). */
 	pthread_mutex_lock(&stacks_lock);
 	if (--b->refs == 0) {
 		stacks[b->kind] = NULL;
-		gone = true;
+		uiw_rt_call(b->rt, quiesce_call, s);
+		b->ops->destroy(s);
 	}
 	pthread_mutex_unlock(&stacks_lock);
-	if (gone)
-		b->ops->destroy(s);
 }
 
 struct uiw_rt *uiw_sctp_stack_rt(struct uiw_sctp_stack *s)
@@ -85,6 +103,12 @@ struct uiw_rt *uiw_sctp_stack_rt(struct uiw_sctp_stack *s)
 enum uiw_sctp_kind uiw_sctp_stack_kind(const struct uiw_sctp_stack *s)
 {
 	return ((const struct uiw_sctp_stack_base *)s)->kind;
+}
+
+const struct uiw_sctp_config *uiw_sctp_stack_config(
+	const struct uiw_sctp_stack *s)
+{
+	return &((const struct uiw_sctp_stack_base *)s)->cfg;
 }
 
 int uiw_sctp_listen(struct uiw_sctp_stack *s, const struct sockaddr *sa,

@@ -77,7 +77,15 @@ int uiw_sctp_stack_get(enum uiw_sctp_kind kind,
  * stack's own. */
 void uiw_sctp_stack_put(struct uiw_sctp_stack *s);
 struct uiw_rt *uiw_sctp_stack_rt(struct uiw_sctp_stack *s);
+/* The layer above (ddps.c) lets go of what it keeps on a stack whose
+ * last reference goes: fn runs on the stack's thread before the backend
+ * stops, and the backend then frees its associations and listeners
+ * without upcalls.  One hook per process; any thread. */
+void uiw_sctp_set_quiesce(void (*fn)(struct uiw_sctp_stack *s));
 enum uiw_sctp_kind uiw_sctp_stack_kind(const struct uiw_sctp_stack *s);
+/* What the stack runs with (the first user's, defaults filled). */
+const struct uiw_sctp_config *uiw_sctp_stack_config(
+	const struct uiw_sctp_stack *s);
 
 /* What an association is, once up. */
 struct uiw_sctp_info {
