@@ -165,6 +165,30 @@ int uiw_tool_onoff(const char *s)
 	return -1;
 }
 
+static const char *const llp_names[] = {
+	[UIW_LLP_TCP] = "tcp", [UIW_LLP_SCTP] = "sctp",
+	[UIW_LLP_SCTP_UDP] = "sctp-udp", [UIW_LLP_SCTP_KERNEL] = "sctp-kernel",
+};
+
+int uiw_tool_parse_llp(const char *s, enum uiw_llp_kind *out)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(llp_names) / sizeof(llp_names[0]); i++) {
+		if (!strcmp(s, llp_names[i])) {
+			*out = (enum uiw_llp_kind)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *uiw_tool_llp_name(enum uiw_llp_kind llp)
+{
+	return (unsigned)llp < sizeof(llp_names) / sizeof(llp_names[0]) ?
+	       llp_names[llp] : "?";
+}
+
 void uiw_tool_bad_usage(const char *fmt, ...)
 {
 	char tail[64];

@@ -13,6 +13,7 @@
 #define UIWARP_TOOL_UTIL_H
 
 #include <stdbool.h>
+#include <uiwarp/uiwarp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -52,6 +53,11 @@ int uiw_tool_parse_secs(const char *s, double max, double *out);
 /* "on" (or "1", "yes") / "off" ("0", "no") to UIW_OPT_ON / UIW_OPT_OFF;
  * anything else: -1. */
 int uiw_tool_onoff(const char *s);
+/* An LLP by name: tcp (MPA over TCP), sctp (DDP over SCTP: the
+ * kernel's where it has SCTP, else usrsctp over UDP), sctp-udp,
+ * sctp-kernel; anything else: -1. */
+int uiw_tool_parse_llp(const char *s, enum uiw_llp_kind *out);
+const char *uiw_tool_llp_name(enum uiw_llp_kind llp);
 
 /* A usage error: "<tool>: <message> (<tool> -h for help)" on stderr,
  * exit status 2. */

@@ -1093,6 +1093,7 @@ static int next_request(struct ping *p, struct uiw_cm_event *ev)
 static int run_server(struct ping *p)
 {
 	struct sockaddr_storage ss;
+	struct uiw_listen_param lp = { 0 };
 	struct uiw_cm_event req;
 	const char *host = p->o.addr;
 	char where[INET6_ADDRSTRLEN + 16];
@@ -1103,8 +1104,11 @@ static int run_server(struct ping *p)
 		host = p->o.family == AF_INET6 ? "::" : "0.0.0.0";
 	if (uiw_tool_resolve(host, p->o.port, p->o.family, true, &ss, &len))
 		return -1;
-	if (uiw_cm_listen(p->ch, (struct sockaddr *)&ss, len, 3,
-			  &p->listen_id)) {
+	lp.llp = p->o.cp.llp;
+	lp.backlog = 3;
+	lp.udp_port = p->o.cp.udp_port;
+	if (uiw_cm_listen_ex(p->ch, (struct sockaddr *)&ss, len, &lp,
+			     &p->listen_id)) {
 		err(p, "listening on %s port %s: %s", host, p->o.port,
 		    uiw_last_error());
 		return -1;
@@ -1165,6 +1169,12 @@ static void usage(FILE *f)
 "  -d            trace every step\n"
 "  -P            persistent server: serve one client after another\n"
 "  -q            server: accept with IRD and ORD of 1, as rping -q does\n"
+"  --llp=NAME          lower layer: tcp (default, MPA over TCP), sctp (DDP over\n"
+"                      SCTP, RFC 5043: the kernel's SCTP where it has one,\n"
+"                      else usrsctp over UDP), sctp-udp, sctp-kernel; with\n"
+"                      SCTP, -p is the SCTP port\n"
+"  --udp-port=N        SCTP over UDP: the UDP port (RFC 6951) the server\n"
+"                      receives on and the client sends to (default 9899)\n"
 "MPA options:\n"
 "  --crc=on|off        ask for MPA CRC (default on)\n"
 "  --markers=on|off    ask the peer to send MPA markers (default off)\n"
@@ -1184,7 +1194,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_CRC = 256, OPT_MARKERS, OPT_MPA_REV, OPT_QUIET, OPT_P2P, OPT_RTR,
-       OPT_START_DELAY };
+       OPT_START_DELAY, OPT_LLP, OPT_UDP_PORT };
 
 /* "write,read" -> UIW_RTR_* mask; -1 when invalid. */
 static int parse_rtr(const char *s)
@@ -1224,6 +1234,8 @@ static int parse_args(struct ping *p, int argc, char **argv)
 		{ "rtr", required_argument, NULL, OPT_RTR },
 		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "llp", required_argument, NULL, OPT_LLP },
+		{ "udp-port", required_argument, NULL, OPT_UDP_PORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1351,6 +1363,21 @@ static int parse_args(struct ping *p, int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			o->quiet = 1;
+			break;
+		case OPT_LLP:
+			if (uiw_tool_parse_llp(optarg, &o->cp.llp)) {
+				fprintf(stderr, "uiwarp-ping: --llp takes tcp, sctp, sctp-udp or sctp-kernel, not %s\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_UDP_PORT:
+			if (uiw_tool_parse_long(optarg, 1, 65535, &v)) {
+				fprintf(stderr, "uiwarp-ping: invalid UDP port %s\n",
+					optarg);
+				return -1;
+			}
+			o->cp.udp_port = (uint16_t)v;
 			break;
 		case 'h':
 			usage(stdout);

@@ -371,6 +371,15 @@ static bool on_initiate(void *ctx, struct uiw_ddps_sess *s,
 {
 	struct uiw_cm_id *l = ctx, *id;
 
+	/* A listener held to revision 1 (uiw_cm_set_max_mpa_rev) speaks
+	 * RFC 5043's codes alone: an enhanced one ends the session, as a
+	 * peer that does not know them must (§6.1), and the initiator
+	 * comes back plain (RFC 6581 §7). */
+	if (c->enhanced && l->max_rev < 2) {
+		UIW_DBG(1, "cm: enhanced SCTP Initiate refused: this "
+			"listener takes plain ones");
+		return false;
+	}
 	if (l->state != S_LISTENING || l->sctp_pending >= l->max_awaiting) {
 		UIW_DBG(1, "cm: SCTP Initiate refused: %u undecided "
 			"(bound %u)", l->sctp_pending, l->max_awaiting);
@@ -440,6 +449,7 @@ int cm_sctp_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	l->rt = uiw_sctp_stack_rt(st);
 	l->max_awaiting = backlog > CM_AWAITING_DEFAULT ? (unsigned)backlog :
 			  CM_AWAITING_DEFAULT;
+	l->max_rev = CM_MPA_REV_MAX;
 	cm_sa_copy(&l->local, addr);
 	op.id = l;
 	op.ival = backlog;
