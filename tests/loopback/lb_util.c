@@ -230,9 +230,48 @@ int lbu_listener_open(struct lbu_listener *l, struct uiw_device *dev)
 	return lbu_listener_open_backlog(l, dev, 16);
 }
 
+enum uiw_llp_kind lbu_llp(uint16_t *udp_port)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint16_t port;
+	const char *e = getenv("UIW_LB_LLP");
+	enum uiw_llp_kind k = UIW_LLP_TCP;
+
+	*udp_port = 0;
+	if (!e || !*e || !strcmp(e, "tcp"))
+		return k;
+	if (!strcmp(e, "sctp-udp"))
+		k = UIW_LLP_SCTP_UDP;
+	else if (!strcmp(e, "sctp"))
+		k = UIW_LLP_SCTP;
+	else if (!strcmp(e, "sctp-kernel"))
+		k = UIW_LLP_SCTP_KERNEL;
+	else
+		return (enum uiw_llp_kind)-1;   /* the CM says what is wrong */
+	/* One UDP port for the process's SCTP stack (RFC 6951), free now:
+	 * tests run side by side, so not the well-known 9899. */
+	pthread_mutex_lock(&lock);
+	if (!port) {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		socklen_t alen = sizeof(a);
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+			port = ntohs(a.sin_port);
+		if (fd >= 0)
+			close(fd);
+	}
+	*udp_port = port;
+	pthread_mutex_unlock(&lock);
+	return k;
+}
+
 int lbu_listener_open_backlog(struct lbu_listener *l, struct uiw_device *dev,
 			      int backlog)
 {
+	struct uiw_listen_param lp = { 0 };
 	struct sockaddr_storage ss;
 	struct sockaddr_in sin;
 	int i, rc;
@@ -246,8 +285,10 @@ int lbu_listener_open_backlog(struct lbu_listener *l, struct uiw_device *dev,
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = 0;
-	rc = uiw_cm_listen(l->ch, (struct sockaddr *)&sin, sizeof(sin), backlog,
-			   &l->id);
+	lp.llp = lbu_llp(&lp.udp_port);
+	lp.backlog = backlog;
+	rc = uiw_cm_listen_ex(l->ch, (struct sockaddr *)&sin, sizeof(sin), &lp,
+			      &l->id);
 	if (rc < 0) {
 		lbu_fail_api("uiw_cm_listen(127.0.0.1:0)", rc);
 		goto fail;
@@ -576,6 +617,7 @@ int lbu_pair_connect(struct lbu_pair *p, const struct lbu_opts *o)
 	sp.ird = o->srv_ird;
 	sp.ord = o->srv_ord;
 
+	cp.llp = sp.llp = lbu_llp(&cp.udp_port);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

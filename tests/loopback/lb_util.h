@@ -64,6 +64,10 @@ struct lbu_listener {
 	int npending;
 };
 
+/* The LLP the tests run on: $UIW_LB_LLP (tcp, the default; sctp-udp,
+ * sctp, sctp-kernel: DDP over SCTP), and for SCTP the process's UDP
+ * port (a free one, chosen once). */
+enum uiw_llp_kind lbu_llp(uint16_t *udp_port);
 /* Listens on 127.0.0.1, port chosen by the system, backlog 16. */
 int lbu_listener_open(struct lbu_listener *l, struct uiw_device *dev);
 /* The same with the backlog given (uiw_cm_listen's). */
