@@ -151,6 +151,8 @@ struct opts {
 	int nsizes;
 	int nqp, depth;
 	int crc, markers, align;  /* enum uiw_opt */
+	int llp;                  /* enum uiw_llp_kind */
+	unsigned udp_port;        /* SCTP over UDP (RFC 6951); 0: default */
 	int event;
 	double duration;          /* 0: iterations */
 	uint64_t iters;
@@ -1018,6 +1020,7 @@ static void serve(struct ctl *ctl, bool quiet)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	struct uiw_conn_param p;
+	struct uiw_listen_param lp = { 0 };
 	struct uiw_cm_event ev;
 	struct uiw_wc wc;
 	uint64_t v[6];
@@ -1035,7 +1038,7 @@ static void serve(struct ctl *ctl, bool quiet)
 	nqp = (int)(r.v[2] >> 32);
 	depth = (int)(uint32_t)r.v[2];
 	stride = (size_t)r.v[3];
-	nslots = (int)r.v[4];
+	nslots = (int)(uint32_t)r.v[4];
 	if (nqp < 1 || nqp > MAX_QPS || depth < 1 || depth > MAX_DEPTH ||
 	    stride < 64 || stride > MAX_SIZE || nslots < 1 ||
 	    nslots > depth || (size_t)nqp * 2 * stride * (size_t)nslots >
@@ -1057,8 +1060,11 @@ static void serve(struct ctl *ctl, bool quiet)
 	sv.l.family = family;
 	sv.l.ch = check_ptr(uiw_cm_channel_create(sv.s.dev),
 			    "uiw_cm_channel_create");
-	check(uiw_cm_listen(sv.l.ch, (struct sockaddr *)&ss, ss_len(&ss),
-			    nqp, &sv.l.id), "uiw_cm_listen");
+	lp.llp = (enum uiw_llp_kind)(r.v[1] >> 28 & 0xf);
+	lp.backlog = nqp;
+	lp.udp_port = (uint16_t)(r.v[4] >> 32);
+	check(uiw_cm_listen_ex(sv.l.ch, (struct sockaddr *)&ss, ss_len(&ss),
+			       &lp, &sv.l.id), "uiw_cm_listen_ex");
 	check(uiw_cm_local_addr(sv.l.id, &ss), "uiw_cm_local_addr");
 	sv.l.port = ntohs(family == AF_INET6 ?
 			  ((struct sockaddr_in6 *)&ss)->sin6_port :
@@ -1077,6 +1083,7 @@ static void serve(struct ctl *ctl, bool quiet)
 	p.crc = (enum uiw_opt)(r.v[1] >> 12 & 0xf);
 	p.markers = (enum uiw_opt)(r.v[1] >> 16 & 0xf);
 	p.align = (enum uiw_opt)(r.v[1] >> 24 & 0xf);
+	p.llp = (enum uiw_llp_kind)(r.v[1] >> 28 & 0xf);
 	for (q = 0; q < nqp; q++) {
 		uiw_tool_wait_event(sv.l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 		sv.s.qp[q].e.id = ev.id;
@@ -1903,12 +1910,12 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 
 	flags = o.tests | (unsigned)o.mode << 8 | (unsigned)o.crc << 12 |
 		(unsigned)o.markers << 16 | (unsigned)o.event << 20 |
-		(unsigned)o.align << 24;
+		(unsigned)o.align << 24 | (unsigned)o.llp << 28;
 	v[0] = (uint64_t)MAGIC << 32 | VERSION;
 	v[1] = flags;
 	v[2] = (uint64_t)o.nqp << 32 | (uint32_t)o.depth;
 	v[3] = stride;
-	v[4] = (uint64_t)nslots;
+	v[4] = (uint64_t)nslots | (uint64_t)o.udp_port << 32;
 	v[5] = (uintptr_t)cl.buf;
 	ctl_send(&cl.ctl, R_HELLO, cl.mr->rkey, v, 6, NULL);
 	cl_expect(&r, R_WELCOME, "WELCOME");
@@ -1927,6 +1934,8 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 		p.crc = (enum uiw_opt)o.crc;
 		p.markers = (enum uiw_opt)o.markers;
 		p.align = (enum uiw_opt)o.align;
+		p.llp = (enum uiw_llp_kind)o.llp;
+		p.udp_port = (uint16_t)o.udp_port;
 		set_port(&ss, (unsigned)r.v[0]);
 		check(uiw_cm_connect(ch, st->e.qp, (struct sockaddr *)&ss,
 				     ss_len(&ss), &p, &st->e.id),
@@ -2124,6 +2133,10 @@ static void usage(FILE *f, int rc)
 "                      (with --tcp: the pair with the median ratio)\n"
 "      --warmup N      lat: leave the first N ping-pongs out of the\n"
 "                      statistics (default 100, at most half)\n"
+"      --llp NAME      lower layer: tcp (default), sctp (DDP over SCTP, RFC\n"
+"                      5043: the kernel's where it has SCTP, else usrsctp\n"
+"                      over UDP), sctp-udp, sctp-kernel\n"
+"      --udp-port N    SCTP over UDP: the server's UDP port (default 9899)\n"
 "      --crc on|off    MPA CRC (default on)\n"
 "      --markers on|off  MPA markers (default off)\n"
 "      --align on|off  FPDU alignment with TCP segments (default: off to\n"
@@ -2138,7 +2151,7 @@ static void usage(FILE *f, int rc)
 	exit(rc);
 }
 
-enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_MARKERS, O_ALIGN, O_POLL,
+enum { O_BW = 256, O_LAT, O_RATE, O_SWEEP, O_CRC, O_LLP, O_UDP_PORT, O_MARKERS, O_ALIGN, O_POLL,
        O_EVENT, O_TCP, O_NOVERIFY, O_CSV, O_JSON, O_BIND, O_WARMUP,
        O_REPEAT };
 
@@ -2164,6 +2177,8 @@ static void parse(int argc, char **argv)
 		{ "warmup", required_argument, NULL, O_WARMUP },
 		{ "repeat", required_argument, NULL, O_REPEAT },
 		{ "crc", required_argument, NULL, O_CRC },
+		{ "llp", required_argument, NULL, O_LLP },
+		{ "udp-port", required_argument, NULL, O_UDP_PORT },
 		{ "markers", required_argument, NULL, O_MARKERS },
 		{ "align", required_argument, NULL, O_ALIGN },
 		{ "poll", no_argument, NULL, O_POLL },
@@ -2282,6 +2297,19 @@ static void parse(int argc, char **argv)
 		case O_WARMUP:
 			o.warmup = (uint64_t)parse_int(optarg, 0, 1000000000L,
 						       "warm-up count");
+			break;
+		case O_LLP: {
+			enum uiw_llp_kind k;
+
+			if (uiw_tool_parse_llp(optarg, &k))
+				bad("--llp takes tcp, sctp, sctp-udp or "
+				    "sctp-kernel, not %s", optarg);
+			o.llp = (int)k;
+			break;
+		}
+		case O_UDP_PORT:
+			o.udp_port = (unsigned)uiw_tool_arg_long(optarg, 1, 65535,
+							       "--udp-port");
 			break;
 		case O_CRC:
 		case O_MARKERS:
