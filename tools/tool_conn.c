@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,15 +129,47 @@ static socklen_t loopback_addr(struct sockaddr_storage *ss, int family,
 void uiw_tool_listen(struct uiw_tool_listener *l, struct uiw_device *dev,
 		     int family, unsigned port, int backlog)
 {
+	uiw_tool_listen_llp(l, dev, family, port, backlog, UIW_LLP_TCP, 0);
+}
+
+/* A UDP port of this host that is free now. */
+static uint16_t free_udp_port(int family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = loopback_addr(&ss, family, 0);
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint16_t port = 0;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&ss, len) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+		port = ntohs(family == AF_INET6 ?
+			     ((struct sockaddr_in6 *)&ss)->sin6_port :
+			     ((struct sockaddr_in *)&ss)->sin_port);
+	if (fd >= 0)
+		close(fd);
+	if (!port)
+		uiw_tool_die("no free UDP port: %s", strerror(errno));
+	return port;
+}
+
+void uiw_tool_listen_llp(struct uiw_tool_listener *l, struct uiw_device *dev,
+			 int family, unsigned port, int backlog,
+			 enum uiw_llp_kind llp, uint16_t udp_port)
+{
 	struct sockaddr_storage ss;
 	socklen_t len = loopback_addr(&ss, family, port);
+	struct uiw_listen_param lp = { .llp = llp, .backlog = backlog };
 
 	memset(l, 0, sizeof(*l));
 	l->family = family;
+	l->llp = llp;
+	if (llp != UIW_LLP_TCP)
+		l->udp_port = udp_port ? udp_port : free_udp_port(family);
+	lp.udp_port = l->udp_port;
 	l->ch = uiw_tool_check_ptr(uiw_cm_channel_create(dev),
 				   "uiw_cm_channel_create");
-	uiw_tool_check(uiw_cm_listen(l->ch, (struct sockaddr *)&ss, len,
-				     backlog, &l->id), "uiw_cm_listen");
+	uiw_tool_check(uiw_cm_listen_ex(l->ch, (struct sockaddr *)&ss, len,
+					&lp, &l->id), "uiw_cm_listen_ex");
 	uiw_tool_check(uiw_cm_local_addr(l->id, &ss), "uiw_cm_local_addr");
 	l->port = ntohs(family == AF_INET6 ?
 			((struct sockaddr_in6 *)&ss)->sin6_port :
@@ -162,6 +195,14 @@ void uiw_tool_connect_pair(struct uiw_tool_end *c, struct uiw_tool_end *s,
 
 	if (!p) {
 		memset(&def, 0, sizeof(def));
+		p = &def;
+	}
+	if (p->llp == UIW_LLP_TCP && l->llp != UIW_LLP_TCP) {
+		/* Over the listener's LLP. */
+		if (p != &def)
+			def = *p;
+		def.llp = l->llp;
+		def.udp_port = l->udp_port;
 		p = &def;
 	}
 	if (!c->ch)

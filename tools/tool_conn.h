@@ -69,12 +69,20 @@ struct uiw_tool_listener {
 	struct uiw_cm_id *id;
 	uint16_t port;               /* the port it listens on */
 	int family;                  /* AF_INET or AF_INET6 */
+	enum uiw_llp_kind llp;       /* connections to it use the same */
+	uint16_t udp_port;           /* SCTP over UDP (RFC 6951) */
 };
 
 /* Listens on the loopback address of family (AF_INET: 127.0.0.1,
  * AF_INET6: ::1) at port (0: any free port). */
 void uiw_tool_listen(struct uiw_tool_listener *l, struct uiw_device *dev,
 		     int family, unsigned port, int backlog);
+/* The same over an LLP (uiw_listen_param): udp_port for SCTP over UDP,
+ * 0: a free one (l->udp_port says which).  uiw_tool_connect_pair then
+ * connects over the same. */
+void uiw_tool_listen_llp(struct uiw_tool_listener *l, struct uiw_device *dev,
+			 int family, unsigned port, int backlog,
+			 enum uiw_llp_kind llp, uint16_t udp_port);
 void uiw_tool_listen_close(struct uiw_tool_listener *l);
 
 /* Connects c (initiator; a channel is made for it if it has none) to s

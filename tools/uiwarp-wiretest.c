@@ -216,8 +216,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: uiwarp-wiretest [-p port] [-c on|off] [-m on|off] "
-		"[-w] [-t]\n"
+		"[-w] [-t] [--llp NAME] [--udp-port N]\n"
 		"  -p  listen on this port of 127.0.0.1 (default: any)\n"
+		"  --llp  tcp (default), sctp, sctp-udp or sctp-kernel (DDP\n"
+		"      over SCTP, RFC 5043; -p is then the SCTP port, and\n"
+		"      the UDP port is printed after it: udp N)\n"
+		"  --udp-port  SCTP over UDP: the UDP port (default: any free)\n"
 		"  -c  MPA CRC (default on)\n"
 		"  -m  markers in both directions (default on)\n"
 		"  -w  after printing the port, wait for a line on stdin\n"
@@ -229,6 +233,8 @@ int main(int argc, char **argv)
 {
 	enum uiw_opt crc = UIW_OPT_ON, markers = UIW_OPT_ON;
 	int wait_stdin = 0, terminate = 0, opt, i;
+	enum uiw_llp_kind llp = UIW_LLP_TCP;
+	uint16_t udp_port = 0;
 	unsigned port = 0;
 	struct uiw_tool_listener l;
 	struct uiw_tool_end c, s;
@@ -237,8 +243,25 @@ int main(int argc, char **argv)
 					65537, 100000 };
 
 	uiw_tool_name = "uiwarp-wiretest";
-	while ((opt = getopt(argc, argv, "p:c:m:wth")) != -1) {
+	static const struct option lo[] = {
+		{ "llp", required_argument, NULL, 'L' },
+		{ "udp-port", required_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "p:c:m:wth", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'L':
+			if (uiw_tool_parse_llp(optarg, &llp))
+				uiw_tool_bad_usage("--llp takes tcp, sctp, "
+						   "sctp-udp or sctp-kernel, "
+						   "not %s", optarg);
+			break;
+		case 'U':
+			udp_port = (uint16_t)uiw_tool_arg_long(optarg, 1, 65535,
+							       "--udp-port");
+			break;
 		case 'p':
 			port = (unsigned)uiw_tool_arg_long(optarg, 0, 65535,
 							   "port");
@@ -266,8 +289,10 @@ int main(int argc, char **argv)
 	sdev = check_ptr(uiw_device_open(NULL), "uiw_device_open");
 	end_init(&s, "server", sdev);
 	end_init(&c, "client", NULL);
-	uiw_tool_listen(&l, sdev, AF_INET, port, 4);
+	uiw_tool_listen_llp(&l, sdev, AF_INET, port, 4, llp, udp_port);
 	printf("port %u\n", l.port);
+	if (llp != UIW_LLP_TCP)
+		printf("udp %u\n", l.udp_port);
 	fflush(stdout);
 	if (wait_stdin)
 		uiw_tool_wait_line();
