@@ -116,5 +116,15 @@ indent "$tmp/big.server"
 grep -q '^client: 1000 pings, .* MB/s, data verified$' "$tmp/big.client" ||
 	fail "the client did not verify 1000 pings"
 
+title "4. DDP over SCTP (RFC 5043): the same pings on usrsctp, its packets in UDP"
+# Both processes use UDP port 9899 (RFC 6951's; --udp-port for another).
+run sctp "-d --llp=sctp-udp" "-d --llp=sctp-udp -V -C 200 -S 65537"
+echo
+grep -h 'over SCTP\| pings, ' "$tmp/sctp.client" "$tmp/sctp.server" | indent
+grep -q 'connected with .* over SCTP (sctp-udp)' "$tmp/sctp.client" ||
+	fail "the client did not connect over SCTP"
+grep -q '^client: 200 pings, .* data verified$' "$tmp/sctp.client" ||
+	fail "the client did not verify 200 pings over SCTP"
+
 printf '\n%sdemo: every operation succeeded (Send, RDMA Read, RDMA Write, verification) in %d runs.%s\n' \
 	"$bold" "$runs" "$plain"

@@ -762,6 +762,13 @@ static void print_connected(struct conn *c)
 		err(c->p, "querying the QP: %s", uiw_last_error());
 		return;
 	}
+	if (a.llp != UIW_LLP_TCP) {
+		/* RFC 5043: no MPA; SCTP's own CRC32c covers each packet. */
+		dbg(c->p, "connected with %s over SCTP (%s): QP %u, IRD %u, ORD %u, MULPDU %u",
+		    c->peer, uiw_tool_llp_name((enum uiw_llp_kind)a.llp),
+		    a.qp_num, a.ird, a.ord, a.mulpdu);
+		return;
+	}
 	dbg(c->p, "connected with %s: QP %u, MPA revision %u, CRC %s, markers sent %s, received %s, IRD %u, ORD %u, MULPDU %u, peer-to-peer %s, RTR %s",
 	    c->peer, a.qp_num, c->mpa_rev, onoff(a.crc), onoff(a.markers_tx),
 	    onoff(a.markers_rx), a.ird, a.ord, a.mulpdu, onoff(c->p2p),
@@ -1025,6 +1032,11 @@ static int serve(struct ping *p, struct uiw_cm_event *req)
 	{
 		char r[32];
 
+		if (req->llp != UIW_LLP_TCP)
+			dbg(p, "connection request from %s over SCTP: %s Initiate, IRD %u, ORD %u",
+			    c->peer, req->peer_ird ? "enhanced" : "plain",
+			    req->peer_ird, req->peer_ord);
+		else
 		dbg(p, "connection request from %s: MPA revision %u, CRC %s, markers %s, IRD %u, ORD %u, peer-to-peer %s, RTR %s",
 		    c->peer, req->mpa.rev, onoff(req->mpa.peer_crc),
 		    onoff(req->mpa.peer_markers), req->peer_ird, req->peer_ord,
