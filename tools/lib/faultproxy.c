@@ -4,7 +4,8 @@
  * sockets, one poll(2) loop.
  * The thread holds the proxy's mutex except while it sleeps in poll();
  * the API takes the same mutex, changes the state and wakes the thread
- * through an eventfd, so every change takes effect at the next round.
+ * through an eventfd (relay_util.h), so every change takes effect at the
+ * next round.
  *
  * Per direction the proxy keeps the octets it has read and not yet
  * forwarded in a buffer, [tx_off, rx_off) of the stream, and a queue of
@@ -13,18 +14,16 @@
  * trigger offset, so a trigger sees the stream exactly at its offset.
  */
 #include "faultproxy.h"
+#include "relay_util.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +39,7 @@
  * discard them: look again every ms, give up waiting after a second. */
 #define FP_DRAIN_CHECK_NS	1000000LL
 #define FP_DRAIN_LIMIT_NS	1000000000LL
-#define NS_PER_MS		1000000LL
+#define NS_PER_MS		UIW_RL_NS_PER_MS
 #define FP_ACCEPT_BACKOFF_NS	(10 * NS_PER_MS)
 #define FP_HIST			64		/* ended connections remembered */
 
@@ -66,15 +65,11 @@ struct fp_dir {
 };
 
 struct uiw_fp {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int lfd, efd;
+	struct uiw_rl rl;	/* thread, lock, wake-up, waits */
+	int lfd;
 	struct sockaddr_storage laddr, taddr;
 	socklen_t llen, tlen;
 
-	bool stop;
-	unsigned int waiters;	/* threads inside a wait function */
 	bool active, connecting;
 	int cfd, sfd;		/* client leg, target leg */
 	struct fp_dir d[2];
@@ -91,14 +86,6 @@ struct fp_want {
 
 enum { FP_GO = 0, FP_ABORT = -1, FP_RESET = -2 };
 
-static int64_t fp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int fp_src(const struct uiw_fp *fp, int dir)
 {
 	return dir == UIW_FP_C2S ? fp->cfd : fp->sfd;
@@ -107,23 +94,6 @@ static int fp_src(const struct uiw_fp *fp, int dir)
 static int fp_dst(const struct uiw_fp *fp, int dir)
 {
 	return dir == UIW_FP_C2S ? fp->sfd : fp->cfd;
-}
-
-static void fp_deadline(int64_t *dl, int64_t t)
-{
-	if (*dl == 0 || t < *dl)
-		*dl = t;
-}
-
-static void fp_wake(struct uiw_fp *fp)
-{
-	uint64_t one = 1;
-	ssize_t r;
-
-	do
-		r = write(fp->efd, &one, sizeof(one));
-	while (r < 0 && errno == EINTR);
-	/* EAGAIN: the counter is already non-zero, the thread will wake. */
 }
 
 static void fp_nodelay(int fd)
@@ -198,7 +168,7 @@ static void fp_accept(struct uiw_fp *fp)
 		 * backlog; try again in a while instead of spinning. */
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		    errno == ENOMEM)
-			fp->accept_after = fp_now() + FP_ACCEPT_BACKOFF_NS;
+			fp->accept_after = uiw_rl_now() + FP_ACCEPT_BACKOFF_NS;
 		return;		/* EAGAIN, ECONNABORTED, ...: poll again */
 	}
 	fp_nodelay(cfd);
@@ -298,7 +268,7 @@ static int fp_read(struct uiw_fp *fp, int dir)
 				d->tail -= d->head;
 				d->head = 0;
 			}
-			if (!fp_rec_room(d, fp_now() + delay))
+			if (!fp_rec_room(d, uiw_rl_now() + delay))
 				return FP_GO;	/* the writer will free one */
 		}
 		room = FP_BUF_SIZE - d->tail;
@@ -312,12 +282,12 @@ static int fp_read(struct uiw_fp *fp, int dir)
 			}
 			d->tail += (size_t)n;
 			d->rx_off += (uint64_t)n;
-			fp_rec_add(d, fp_now() + delay);
+			fp_rec_add(d, uiw_rl_now() + delay);
 			continue;
 		}
 		if (n == 0) {
 			d->src_eof = true;
-			d->eof_due = fp_now() + delay;
+			d->eof_due = uiw_rl_now() + delay;
 			return FP_GO;
 		}
 		if (errno == EINTR)
@@ -343,7 +313,8 @@ static bool fp_want_read(const struct uiw_fp *fp, int dir)
 	if (d->discard)
 		return true;
 	return d->tail - d->head < FP_BUF_SIZE &&
-	       fp_rec_room(d, fp_now() + (int64_t)d->f.delay_ms * NS_PER_MS);
+	       fp_rec_room(d, uiw_rl_now() +
+			      (int64_t)d->f.delay_ms * NS_PER_MS);
 }
 
 static bool fp_armed_at(uint64_t at, uint64_t off)
@@ -381,7 +352,7 @@ static int fp_write(struct uiw_fp *fp, int dir, struct fp_want *w)
 
 	d->stalled = false;
 	for (;;) {
-		int64_t now = fp_now();
+		int64_t now = uiw_rl_now();
 		size_t n;
 		ssize_t r;
 
@@ -392,7 +363,7 @@ static int fp_write(struct uiw_fp *fp, int dir, struct fp_want *w)
 				d->drain_since = now;
 			if (ioctl(fd, SIOCOUTQ, &q) == 0 && q > 0 &&
 			    now - d->drain_since < FP_DRAIN_LIMIT_NS) {
-				fp_deadline(&w->deadline,
+				uiw_rl_deadline(&w->deadline,
 					    now + FP_DRAIN_CHECK_NS);
 				break;
 			}
@@ -420,7 +391,7 @@ static int fp_write(struct uiw_fp *fp, int dir, struct fp_want *w)
 			if (!d->src_eof)
 				break;
 			if (now < d->eof_due) {
-				fp_deadline(&w->deadline, d->eof_due);
+				uiw_rl_deadline(&w->deadline, d->eof_due);
 				break;
 			}
 			shutdown(fd, SHUT_WR);
@@ -428,7 +399,7 @@ static int fp_write(struct uiw_fp *fp, int dir, struct fp_want *w)
 			break;
 		}
 		if (d->rec[d->rh].due > now) {
-			fp_deadline(&w->deadline, d->rec[d->rh].due);
+			uiw_rl_deadline(&w->deadline, d->rec[d->rh].due);
 			break;
 		}
 		if (writes >= FP_WRITES_PER_ROUND ||
@@ -469,7 +440,7 @@ static int fp_write(struct uiw_fp *fp, int dir, struct fp_want *w)
 		return FP_ABORT;
 	}
 	if (progress)
-		pthread_cond_broadcast(&fp->cv);
+		pthread_cond_broadcast(&fp->rl.cv);
 	return FP_GO;
 }
 
@@ -501,26 +472,27 @@ static void *fp_main(void *arg)
 {
 	struct uiw_fp *fp = arg;
 
-	pthread_mutex_lock(&fp->mu);
-	while (!fp->stop) {
+	pthread_mutex_lock(&fp->rl.mu);
+	while (!fp->rl.stop) {
 		struct fp_want w[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
 		struct pollfd pfd[4];
 		int64_t dl = 0;
-		int timeout = -1;
+		int timeout;
 		short cev = 0, sev = 0;
 		bool accepting = false;
 
 		if (fp->active)
 			fp_pump(fp, w);
-		pthread_cond_broadcast(&fp->cv);
+		pthread_cond_broadcast(&fp->rl.cv);
 
 		if (!fp->active) {
-			if (fp->accept_after > fp_now())
-				fp_deadline(&dl, fp->accept_after);
+			if (fp->accept_after > uiw_rl_now())
+				uiw_rl_deadline(&dl, fp->accept_after);
 			else
 				accepting = true;
 		}
-		pfd[0] = (struct pollfd){ .fd = fp->efd, .events = POLLIN };
+		pfd[0] = (struct pollfd){ .fd = fp->rl.efd,
+					  .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = accepting ? fp->lfd : -1,
 					  .events = POLLIN };
 		if (fp->active) {
@@ -530,7 +502,7 @@ static void *fp_main(void *arg)
 				sev = POLLOUT;
 			for (int i = 0; i < 2; i++)
 				if (w[i].deadline)
-					fp_deadline(&dl, w[i].deadline);
+					uiw_rl_deadline(&dl, w[i].deadline);
 		}
 		/* An fd with nothing to wait for is left out: its POLLHUP
 		 * would otherwise wake us again and again. */
@@ -538,30 +510,15 @@ static void *fp_main(void *arg)
 					  .events = cev };
 		pfd[3] = (struct pollfd){ .fd = sev ? fp->sfd : -1,
 					  .events = sev };
-		if (dl) {
-			int64_t left = dl - fp_now();
+		timeout = uiw_rl_poll_timeout(dl);
 
-			if (left <= 0)
-				timeout = 0;
-			else if (left / NS_PER_MS >= INT32_MAX)
-				timeout = INT32_MAX;
-			else
-				timeout = (int)((left + NS_PER_MS - 1) /
-						NS_PER_MS);
-		}
-
-		pthread_mutex_unlock(&fp->mu);
+		pthread_mutex_unlock(&fp->rl.mu);
 		poll(pfd, 4, timeout);
-		pthread_mutex_lock(&fp->mu);
+		pthread_mutex_lock(&fp->rl.mu);
 
-		if (pfd[0].revents & POLLIN) {
-			uint64_t v;
-
-			while (read(fp->efd, &v, sizeof(v)) < 0 &&
-			       errno == EINTR)
-				;
-		}
-		if (fp->stop)
+		if (pfd[0].revents & POLLIN)
+			uiw_rl_drain(&fp->rl);
+		if (fp->rl.stop)
 			break;
 		if (!fp->active && (pfd[1].revents & POLLIN)) {
 			fp_accept(fp);
@@ -589,8 +546,8 @@ static void *fp_main(void *arg)
 				fp_conn_end(fp, true);
 		}
 	}
-	pthread_cond_broadcast(&fp->cv);
-	pthread_mutex_unlock(&fp->mu);
+	pthread_cond_broadcast(&fp->rl.cv);
+	pthread_mutex_unlock(&fp->rl.mu);
 	return NULL;
 }
 
@@ -626,12 +583,9 @@ static void fp_free(struct uiw_fp *fp)
 {
 	if (fp->lfd >= 0)
 		close(fp->lfd);
-	if (fp->efd >= 0)
-		close(fp->efd);
 	for (int i = 0; i < 2; i++)
 		free(fp->d[i].buf);
-	pthread_cond_destroy(&fp->cv);
-	pthread_mutex_destroy(&fp->mu);
+	uiw_rl_destroy(&fp->rl);
 	free(fp);
 }
 
@@ -639,15 +593,9 @@ struct uiw_fp *uiw_fp_start(const struct sockaddr *target, socklen_t len,
 			    const struct uiw_fp_faults *faults)
 {
 	struct uiw_fp *fp;
-	sigset_t all, old;
-	int err, one = 1;
+	int err;
 
-	if (target == NULL || len > sizeof(struct sockaddr_storage) ||
-	    (target->sa_family == AF_INET &&
-	     len < sizeof(struct sockaddr_in)) ||
-	    (target->sa_family == AF_INET6 &&
-	     len < sizeof(struct sockaddr_in6)) ||
-	    (target->sa_family != AF_INET && target->sa_family != AF_INET6)) {
+	if (!uiw_rl_addr_ok(target, len)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -659,16 +607,9 @@ struct uiw_fp *uiw_fp_start(const struct sockaddr *target, socklen_t len,
 	fp = calloc(1, sizeof(*fp));
 	if (fp == NULL)
 		return NULL;
-	fp->lfd = fp->efd = fp->cfd = fp->sfd = -1;
-	pthread_mutex_init(&fp->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&fp->cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	fp->lfd = fp->cfd = fp->sfd = -1;
+	if (uiw_rl_init(&fp->rl) < 0)
+		goto fail;
 	memcpy(&fp->taddr, target, len);
 	fp->tlen = len;
 	for (int i = 0; i < 2; i++) {
@@ -682,43 +623,13 @@ struct uiw_fp *uiw_fp_start(const struct sockaddr *target, socklen_t len,
 	}
 
 	/* Listen on the loopback address of the target's family. */
-	memset(&fp->laddr, 0, sizeof(fp->laddr));
-	if (target->sa_family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)&fp->laddr;
-
-		a->sin_family = AF_INET;
-		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		fp->llen = sizeof(*a);
-	} else {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&fp->laddr;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_addr = in6addr_loopback;
-		fp->llen = sizeof(*a);
-	}
-	fp->lfd = socket(target->sa_family,
-			 SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fp->lfd < 0)
+	fp->llen = sizeof(fp->laddr);
+	fp->lfd = uiw_rl_socket(target->sa_family, SOCK_STREAM, 0, true,
+				&fp->laddr, &fp->llen);
+	if (fp->lfd < 0 || listen(fp->lfd, 64) < 0)
 		goto fail;
-	setsockopt(fp->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fp->lfd, (struct sockaddr *)&fp->laddr, fp->llen) < 0 ||
-	    listen(fp->lfd, 64) < 0 ||
-	    getsockname(fp->lfd, (struct sockaddr *)&fp->laddr,
-			&fp->llen) < 0)
+	if (uiw_rl_start(&fp->rl, fp_main, fp) < 0)
 		goto fail;
-	fp->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (fp->efd < 0)
-		goto fail;
-
-	/* The thread takes no signals: they stay with the application. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&fp->thread, NULL, fp_main, fp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		errno = err;
-		goto fail;
-	}
 	return fp;
 fail:
 	err = errno;
@@ -730,51 +641,23 @@ fail:
 struct uiw_fp *uiw_fp_start_to(const char *host, uint16_t port,
 			       const struct uiw_fp_faults *faults)
 {
-	struct sockaddr_in a4;
-	struct sockaddr_in6 a6;
+	struct sockaddr_storage ss;
+	socklen_t len;
 
-	if (host == NULL) {
-		errno = EINVAL;
+	if (uiw_rl_numeric(host, port, &ss, &len) < 0)
 		return NULL;
-	}
-	memset(&a4, 0, sizeof(a4));
-	memset(&a6, 0, sizeof(a6));
-	if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
-		a4.sin_family = AF_INET;
-		a4.sin_port = htons(port);
-		return uiw_fp_start((struct sockaddr *)&a4, sizeof(a4),
-				    faults);
-	}
-	if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
-		a6.sin6_family = AF_INET6;
-		a6.sin6_port = htons(port);
-		return uiw_fp_start((struct sockaddr *)&a6, sizeof(a6),
-				    faults);
-	}
-	errno = EINVAL;
-	return NULL;
+	return uiw_fp_start((struct sockaddr *)&ss, len, faults);
 }
 
 void uiw_fp_halt(struct uiw_fp *fp)
 {
-	bool first;
-
-	if (fp == NULL)
+	if (fp == NULL || !uiw_rl_halt(&fp->rl))
 		return;
-	pthread_mutex_lock(&fp->mu);
-	first = !fp->stop;
-	fp->stop = true;
-	pthread_cond_broadcast(&fp->cv);
-	pthread_mutex_unlock(&fp->mu);
-	if (!first)
-		return;
-	fp_wake(fp);
-	pthread_join(fp->thread, NULL);
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	if (fp->active)
 		fp_conn_end(fp, false);
-	pthread_cond_broadcast(&fp->cv);
-	pthread_mutex_unlock(&fp->mu);
+	pthread_cond_broadcast(&fp->rl.cv);
+	pthread_mutex_unlock(&fp->rl.mu);
 }
 
 void uiw_fp_stop(struct uiw_fp *fp)
@@ -783,18 +666,13 @@ void uiw_fp_stop(struct uiw_fp *fp)
 		return;
 	uiw_fp_halt(fp);
 	/* Waiters in other threads leave (ECANCELED) before we free. */
-	pthread_mutex_lock(&fp->mu);
-	while (fp->waiters > 0)
-		pthread_cond_wait(&fp->cv, &fp->mu);
-	pthread_mutex_unlock(&fp->mu);
+	uiw_rl_await_waiters(&fp->rl);
 	fp_free(fp);
 }
 
 uint16_t uiw_fp_port(const struct uiw_fp *fp)
 {
-	if (fp->laddr.ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)&fp->laddr)->sin_port);
-	return ntohs(((const struct sockaddr_in6 *)&fp->laddr)->sin6_port);
+	return uiw_rl_port(&fp->laddr);
 }
 
 void uiw_fp_addr(const struct uiw_fp *fp, struct sockaddr_storage *ss,
@@ -816,15 +694,15 @@ int uiw_fp_set_faults(struct uiw_fp *fp, enum uiw_fp_dir dir,
 {
 	if (fp == NULL || f == NULL || !fp_dir_ok(dir) || !fp_faults_ok(f))
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	if (fp_flip_passed(fp, dir, f->flip_at)) {
-		pthread_mutex_unlock(&fp->mu);
+		pthread_mutex_unlock(&fp->rl.mu);
 		errno = EALREADY;
 		return -1;
 	}
 	fp->d[dir].f = *f;
-	pthread_mutex_unlock(&fp->mu);
-	fp_wake(fp);
+	pthread_mutex_unlock(&fp->rl.mu);
+	uiw_rl_wake(&fp->rl);
 	return 0;
 }
 
@@ -840,7 +718,7 @@ static int fp_set_field(struct uiw_fp *fp, int dir, enum fp_field which,
 		return fp_einval();
 	if (which == F_DELAY && v > FP_MAX_DELAY_MS)
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	f = &fp->d[dir].f;
 	switch (which) {
 	case F_SPLIT: f->split = (size_t)v; break;
@@ -849,8 +727,8 @@ static int fp_set_field(struct uiw_fp *fp, int dir, enum fp_field which,
 	case F_RESET: f->reset_at = v; break;
 	case F_SHUT: f->shut_at = v; break;
 	}
-	pthread_mutex_unlock(&fp->mu);
-	fp_wake(fp);
+	pthread_mutex_unlock(&fp->rl.mu);
+	uiw_rl_wake(&fp->rl);
 	return 0;
 }
 
@@ -889,23 +767,23 @@ int uiw_fp_flip(struct uiw_fp *fp, enum uiw_fp_dir dir, uint64_t off,
 {
 	if (fp == NULL || !fp_dir_ok(dir) || bit > 7)
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	if (fp_flip_passed(fp, dir, off)) {
-		pthread_mutex_unlock(&fp->mu);
+		pthread_mutex_unlock(&fp->rl.mu);
 		errno = EALREADY;
 		return -1;
 	}
 	fp->d[dir].f.flip_at = off;
 	fp->d[dir].f.flip_bit = bit;
-	pthread_mutex_unlock(&fp->mu);
-	fp_wake(fp);
+	pthread_mutex_unlock(&fp->rl.mu);
+	uiw_rl_wake(&fp->rl);
 	return 0;
 }
 
 void uiw_fp_get_stats(struct uiw_fp *fp, struct uiw_fp_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	for (int i = 0; i < 2; i++) {
 		const struct fp_dir *d = &fp->d[i];
 
@@ -921,69 +799,18 @@ void uiw_fp_get_stats(struct uiw_fp *fp, struct uiw_fp_stats *st)
 	st->accepted = fp->accepted;
 	st->closed = fp->closed;
 	st->active = fp->active;
-	pthread_mutex_unlock(&fp->mu);
-}
-
-/* Waits on the condition variable until the absolute deadline (a NULL
- * deadline: without limit).  Returns false once the deadline passed. */
-static bool fp_cond_wait(struct uiw_fp *fp, const struct timespec *until)
-{
-	if (until == NULL) {
-		pthread_cond_wait(&fp->cv, &fp->mu);
-		return true;
-	}
-	return pthread_cond_timedwait(&fp->cv, &fp->mu, until) != ETIMEDOUT;
-}
-
-/* Ends a wait: uiw_fp_stop() may be waiting for the last waiter. */
-static void fp_leave(struct uiw_fp *fp)
-{
-	fp->waiters--;
-	if (fp->stop)
-		pthread_cond_broadcast(&fp->cv);
-	pthread_mutex_unlock(&fp->mu);
-}
-
-static struct timespec *fp_until(struct timespec *ts, int timeout_ms)
-{
-	if (timeout_ms < 0)
-		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += timeout_ms / 1000;
-	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
-/* One round of a wait of the API, with fp->mu held: -1 with errno
- * ECANCELED when the proxy has stopped, ETIMEDOUT when until has passed;
- * 0 after a wake-up (the caller looks again). */
-static int fp_wait_once(struct uiw_fp *fp, const struct timespec *until)
-{
-	if (fp->stop) {
-		errno = ECANCELED;
-		return -1;
-	}
-	if (!fp_cond_wait(fp, until)) {
-		errno = ETIMEDOUT;
-		return -1;
-	}
-	return 0;
+	pthread_mutex_unlock(&fp->rl.mu);
 }
 
 int uiw_fp_wait_offset_of(struct uiw_fp *fp, unsigned int conn,
 			  enum uiw_fp_dir dir, uint64_t off, int timeout_ms)
 {
-	struct timespec ts, *until = fp_until(&ts, timeout_ms);
+	struct timespec ts, *until = uiw_rl_until(&ts, timeout_ms);
 	int rc = 0;
 
 	if (fp == NULL || conn == 0 || !fp_dir_ok(dir))
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
-	fp->waiters++;
+	uiw_rl_enter(&fp->rl);
 	for (;;) {
 		/* One at a time: the open one is number accepted. */
 		if (fp->active && fp->accepted == conn) {
@@ -997,12 +824,12 @@ int uiw_fp_wait_offset_of(struct uiw_fp *fp, unsigned int conn,
 			}
 			break;
 		}
-		if (fp_wait_once(fp, until)) {
+		if (uiw_rl_wait_once(&fp->rl, until)) {
 			rc = -1;
 			break;
 		}
 	}
-	fp_leave(fp);
+	uiw_rl_leave(&fp->rl);
 	return rc;
 }
 
@@ -1013,28 +840,27 @@ int uiw_fp_wait_offset(struct uiw_fp *fp, enum uiw_fp_dir dir, uint64_t off,
 
 	if (fp == NULL)
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
+	pthread_mutex_lock(&fp->rl.mu);
 	conn = fp->active ? fp->accepted : fp->accepted + 1;
-	pthread_mutex_unlock(&fp->mu);
+	pthread_mutex_unlock(&fp->rl.mu);
 	return uiw_fp_wait_offset_of(fp, conn, dir, off, timeout_ms);
 }
 
 int uiw_fp_wait_closed(struct uiw_fp *fp, unsigned int n, int timeout_ms)
 {
-	struct timespec ts, *until = fp_until(&ts, timeout_ms);
+	struct timespec ts, *until = uiw_rl_until(&ts, timeout_ms);
 	int rc = 0;
 
 	if (fp == NULL)
 		return fp_einval();
-	pthread_mutex_lock(&fp->mu);
-	fp->waiters++;
+	uiw_rl_enter(&fp->rl);
 	while (fp->closed < n) {
-		if (fp_wait_once(fp, until)) {
+		if (uiw_rl_wait_once(&fp->rl, until)) {
 			rc = -1;
 			break;
 		}
 	}
-	fp_leave(fp);
+	uiw_rl_leave(&fp->rl);
 	return rc;
 }
 
