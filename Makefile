@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench ab
+.PHONY: all deps build check demo interop install clean bench bench-sctp ab
 
 all: build
 
@@ -37,6 +37,13 @@ interop: build
 # Never part of check; installs its own packages (bench/deps.sh).
 bench: build
 	@BUILD=$(abspath $(BUILD)) bash bench/perf.sh
+
+# DDP over SCTP (bench/sctp.sh): raw usrsctp (bench/sctpraw.c, built
+# as sctpraw) next to uiwarp over SCTP, point by point in the same run;
+# writes bench/sctp-latest.md.  Never part of check.  SCTP_QUICK=1: a
+# short trial.
+bench-sctp: build
+	@BUILD=$(abspath $(BUILD)) bash bench/sctp.sh
 
 # A/B report (bench/ab.sh): AB_BEFORE (default 036d53f, the engine before
 # its rework) against AB_AFTER (default HEAD), each built apart in

@@ -1,5 +1,6 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
-# bench/ab.sh); sourced, not run.
+# bench/ab.sh, bench/sctp.sh) and tests/tools/test_sctpraw.sh; sourced,
+# not run.
 
 # med(a, k): the median (the lower middle) of a[1..k], which it sorts;
 # for awk programs, which may not have asort (mawk).  Prepend it to a
@@ -55,4 +56,25 @@ csv_cols() {
 		for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), c[w[i]] + 0
 		print ""
 	}' "$f"
+}
+
+# alive PID: the process runs (a child that ended and was not waited
+# for is a zombie, which kill -0 still finds).
+alive() {
+	local s
+	s=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "$s" != Z ]
+}
+
+# kv_field FILE START KEY: KEY's value on the line of FILE that begins
+# with START, in output of key=value words such as bench/sctpraw.c's
+# (empty when there is none).
+kv_field() {
+	awk -v start="$2" -v key="$3" '
+		index($0, start) == 1 {
+			for (i = 1; i <= NF; i++)
+				if (index($i, key "=") == 1)
+					v = substr($i, length(key) + 2)
+		}
+		END { print v }' "$1"
 }
