@@ -32,90 +32,27 @@ command -v tshark >/dev/null || fail "tshark is not installed (run scripts/insta
 command -v dumpcap >/dev/null || fail "dumpcap is not installed (run scripts/install-deps.sh as root)"
 [ -x "$tool" ] || fail "$tool is missing: build the tree first"
 
-work=$(mktemp -d)
-toolpid= dcpid=
-cleanup() {
-	exec 3>&- 4<&- 2>/dev/null
-	[ -n "$toolpid" ] && kill "$toolpid" 2>/dev/null
-	[ -n "$dcpid" ] && kill "$dcpid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-ts() {
-	# tshark, quietly (it warns about running as root on stderr)
-	tshark "$@" 2>>"$work/tshark.err"
-}
+# shellcheck source=wire_lib.sh
+. "$(dirname "$0")/wire_lib.sh"
 
 # One session, captured and decoded; $1: markers on or off.
 check_session() {
-	local markers=$1 segs inside word port probe cap rc dec tcpf nframes bad experr
+	local markers=$1 segs inside port cap dec tcpf nframes bad
 	local hint undecoded lost fpdus crcs nmarkers notlast reqs reps good
-	local names sent multi o want got drops
 
 	echo "=== session with CRC on, markers $markers"
 	# 1. The session program: it listens, prints its port and waits for a
 	#    line on stdin before it connects.
-	rm -f "$work/go" "$work/out"
-	mkfifo "$work/go" "$work/out"
-	"$tool" -w -t -c on -m "$markers" <"$work/go" >"$work/out" 2>"$work/tool.err" &
-	toolpid=$!
-	exec 3>"$work/go" 4<"$work/out"
-	read -r -t "$timeout_s" word port <&4 || fail "uiwarp-wiretest printed no port: $(cat "$work/tool.err")"
-	[ "$word" = port ] && [ "$port" -gt 0 ] 2>/dev/null || fail "unexpected first line from uiwarp-wiretest: $word $port"
+	wire_start "$tool" -w -t -c on -m "$markers"
+	wire_line port
+	port=$wire_value
 
-	# 2. Capture that port on lo.  A UDP probe to a closed port proves that
-	#    the capture is running before the session starts, and a second one
-	#    that everything before it has been written.
-	probe=$(( (port + 7919) % 50000 + 10000 ))
+	# 2. Capture that port on lo (and a probe port).
 	cap=$work/session-markers-$markers.pcapng
-	dumpcap -q -B 64 -i lo -f "tcp port $port or udp port $probe" \
-		-w "$cap" >"$work/dumpcap.out" 2>&1 &
-	dcpid=$!
-
-	probe_seen() {
-		# $1: payload marker; true once a probe with it is in the file
-		[ -s "$cap" ] || return 1
-		[ "$(ts -r "$cap" -Y "udp.dstport == $probe && frame contains \"$1\"" | wc -l)" -gt 0 ]
-	}
-	wait_probe() {
-		local tag=$1 i
-		for ((i = 0; i < timeout_s * 10; i++)); do
-			kill -0 "$dcpid" 2>/dev/null || fail "dumpcap exited: $(cat "$work/dumpcap.out")"
-			printf '%s' "$tag" >"/dev/udp/127.0.0.1/$probe" 2>/dev/null
-			probe_seen "$tag" && return 0
-			sleep 0.1
-		done
-		fail "dumpcap did not capture the $tag probe within ${timeout_s}s: $(cat "$work/dumpcap.out")"
-	}
-	wait_probe uiwstart
+	wire_capture "$cap" "tcp port $port" "$port"
 
 	# 3. Run the session.
-	echo go >&3
-	exec 3>&-
-	rc=0
-	wait "$toolpid" || rc=$?
-	toolpid=
-	cat <&4 >"$work/tool.out"
-	exec 4<&-
-	[ "$rc" -eq 0 ] || fail "uiwarp-wiretest failed (exit $rc): $(cat "$work/tool.err")"
-	grep -q '^ok$' "$work/tool.out" || fail "uiwarp-wiretest did not finish: $(cat "$work/tool.out")"
-	cat "$work/tool.out"
-
-	wait_probe uiwend
-	kill -INT "$dcpid"
-	wait "$dcpid" 2>/dev/null
-	dcpid=
-	# A busy machine can make the capture lose packets; that says
-	# nothing about uiwarp, so such a session is run again.
-	drops=$(sed -n 's|.*received/dropped on interface.*: [0-9]*/\([0-9]*\) .*|\1|p' \
-		"$work/dumpcap.out" | sed -n 1p)
-	[ -n "$drops" ] || fail "no capture statistics from dumpcap: $(cat "$work/dumpcap.out")"
-	if [ "$drops" -gt 0 ]; then
-		echo "the capture dropped $drops packets: session discarded"
-		return 75
-	fi
+	wire_run || return
 	cp "$cap" "$build/wire-session$tag-markers-$markers.pcapng" 2>/dev/null &&
 		echo "capture kept in $build/wire-session$tag-markers-$markers.pcapng"
 
@@ -146,16 +83,7 @@ check_session() {
 	[ "$nframes" -gt 0 ] || fail "no frames of port $port in the capture"
 	echo "frames on port $port: $nframes"
 
-	bad=$(ts "${dec[@]}" -Y "$tcpf && _ws.malformed")
-	[ -z "$bad" ] || fail "malformed frames:
-	$bad"
-
-	experr=$(ts "${dec[@]}" -Y "$tcpf && _ws.expert" -T fields -E occurrence=a \
-		-e frame.number -e _ws.expert.severity -e _ws.expert.message |
-		awk -F'\t' '{ n = split($2, s, ","); for (i = 1; i <= n; i++)
-			if (s[i] + 0 >= 8388608) { print; break } }')
-	[ -z "$experr" ] || fail "expert errors:
-	$experr"
+	wire_no_errors "$tcpf" "${dec[@]}"
 
 	hint=
 	if [ "$markers" = on ]; then
@@ -198,20 +126,7 @@ check_session() {
 		-e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag \
 		>"$work/fields.tsv"
 
-	awk -F'\t' -v out="$work/summary" -v wantm="$([ "$markers" = on ] && echo 1 || echo 0)" '
-	function cnt(s,   n, a) { if (s == "") return 0; return split(s, a, ",") }
-	function truth(v) { return v == "1" || v == "True" || v == "true" }
-	function num(s,   v, i, c) {
-		# decimal or 0x-hex, without gawk extensions
-		if (s !~ /^0[xX]/) return s + 0
-		v = 0
-		for (i = 3; i <= length(s); i++) {
-			c = index("0123456789abcdef", tolower(substr(s, i, 1)))
-			if (c == 0) return -1
-			v = v * 16 + c - 1
-		}
-		return v
-	}
+	awk -F'\t' -v out="$work/summary" -v wantm="$([ "$markers" = on ] && echo 1 || echo 0)" "$wire_awk"'
 	{
 		f = cnt($2); d = cnt($3); r = cnt($4); c = cnt($5)
 		if (f != d || f != r) {
@@ -266,21 +181,8 @@ check_session() {
 	fi
 	[ "$reqs" -eq 2 ] && [ "$reps" -eq 2 ] || fail "expected 2 MPA Requests and 2 Replies, found $reqs and $reps"
 
-	# 5. RDMAP messages: those with the Last flag, per opcode, must match
-	#    what the program sent; messages of several FPDUs must show up.
-	names=(write read_req read_resp send send_inv send_se send_se_inv terminate)
-	sent=$(sed -n 's/^messages //p' "$work/tool.out")
-	multi=$(sed -n 's/^multi //p' "$work/tool.out")
-	for o in 0 1 2 3 4 5 6 7; do
-		want=$(echo "$sent" | tr ' ' '\n' | sed -n "s/^${names[$o]}=//p")
-		got=$(awk -v k="op$o" '$1 == k { print $2 }' "$work/summary")
-		[ -n "$want" ] || fail "uiwarp-wiretest did not report ${names[$o]}"
-		[ "$want" -gt 0 ] || fail "the session sent no ${names[$o]} message"
-		[ "$got" -eq "$want" ] || fail "${names[$o]}: tshark decoded $got messages, $want were sent"
-		echo "${names[$o]}: $got messages"
-	done
-	[ "$multi" -gt 0 ] || fail "no message needed more than one FPDU"
-	[ "$notlast" -ge "$multi" ] || fail "$multi messages need several FPDUs, but only $notlast non-last segments decoded"
+	# 5. RDMAP messages against what the program sent.
+	wire_check_messages "$work/summary" "$notlast"
 
 	echo "session with markers $markers: $fpdus FPDUs decoded, CRC good, $nmarkers markers"
 }
@@ -288,14 +190,7 @@ check_session() {
 # Without markers first: a failure only in the second session points at
 # markers.  UIW_WIRE_MARKERS=on|off runs one of them.
 run_session() {
-	local attempt rc
-
-	for attempt in 1 2 3; do
-		rc=0
-		check_session "$1" || rc=$?
-		[ "$rc" -eq 75 ] || return "$rc"
-	done
-	fail "the capture lost packets in 3 attempts: is the machine overloaded?"
+	wire_retry check_session "$1"
 }
 
 case ${UIW_WIRE_MARKERS:-both} in
