@@ -41,9 +41,11 @@ local fc_names = {
 	[6] = "Enhanced DDP Stream Session Accept",
 	[7] = "Enhanced DDP Stream Session Reject",
 }
--- RFC 6581 §7 and §9: the IRD/ORD word leads the private data of these
--- two only.
-local fc_ird_ord = { [5] = true, [6] = true }
+-- RFC 6581 §7 and §9: the IRD/ORD word leads the private data of the
+-- Enhanced Initiate and Accept; uiwarp's Enhanced Reject carries it too,
+-- naming what the responder would take, as an MPA v2 Reply with Reject
+-- set does (src/wire/ddps.h).
+local fc_ird_ord = { [5] = true, [6] = true, [7] = true }
 
 local f = {
 	ssn = ProtoField.uint16("ddp_sctp.ssn", "DDP-SSN", base.DEC),
