@@ -97,10 +97,11 @@
 int usrsctp_sysctl_set_sctp_debug_on(uint32_t value);
 #endif
 
-#define USR_TICK_MS        10      /* usrsctp's timers, while sockets exist */
-#define USR_IDLE_TICK_MS   1000    /* no socket: link expiry only */
-#define USR_TICK_LINGER_MS 2000    /* ticks after the last socket closed,
-				      for usrsctp's freeing timers */
+#define USR_TICK_MS        10      /* usrsctp's timers, while associations
+				      exist */
+#define USR_IDLE_TICK_MS   1000    /* none: listeners' and links' timers */
+#define USR_TICK_LINGER_MS 2000    /* fast ticks after a socket closed, for
+				      usrsctp's freeing timers */
 #define USR_LINKS_MAX      4096    /* links (remote UDP endpoints) */
 #define USR_LINK_HASH      1024
 #define USR_LINK_IDLE_MS   60000   /* a link without association: usrsctp's
@@ -1005,14 +1006,19 @@ static void tick_fn(void *arg)
 		st->last_sweep_ms = now;
 	}
 	usr_flush(st);
-	if (st->nso || st->nlinks || now < st->linger_until_ms)
-		uiw_rt_timer_start(st->base.rt, &st->tick,
-				   st->nso ? USR_TICK_MS : USR_IDLE_TICK_MS);
+	/* An endpoint without associations keeps no state that needs a
+	 * timer soon (the handshake is stateless until the COOKIE ECHO,
+	 * whose association is accepted at once). */
+	if (st->assocs || now < st->linger_until_ms)
+		uiw_rt_timer_start(st->base.rt, &st->tick, USR_TICK_MS);
+	else if (st->nso || st->nlinks)
+		uiw_rt_timer_start(st->base.rt, &st->tick, USR_IDLE_TICK_MS);
 	else
 		st->ticking = false;
 }
 
-/* A usrsctp socket exists: its timers run every USR_TICK_MS. */
+/* An association exists or went: usrsctp's timers run every
+ * USR_TICK_MS. */
 static void tick_fast(struct usr_stack *st)
 {
 	if (!st->ticking) {
@@ -1131,8 +1137,9 @@ static void so_close(struct usr_stack *st, struct socket *so, bool abort)
 	}
 	usrsctp_close(so);
 	ev_purge(st, NULL, so);
-	if (--st->nso == 0)
-		st->linger_until_ms = now_ms() + USR_TICK_LINGER_MS;
+	st->nso--;
+	st->linger_until_ms = now_ms() + USR_TICK_LINGER_MS;
+	tick_fast(st);
 }
 
 /* Binds so to the AF_CONN wildcard and port, or to a free ephemeral port
@@ -1529,6 +1536,7 @@ static void lsn_accept(struct usr_stack *st, struct usr_lsn *l)
 		a->base.ctx = l->ctx;
 		assoc_link_in(st, a);
 		ev_retarget(st, &l->owner, so, &a->owner);
+		tick_fast(st);
 	}
 }
 
