@@ -144,8 +144,12 @@ int uiw_sctp_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 void uiw_sctp_assoc_bind(struct uiw_sctp_assoc *a,
 			 const struct uiw_sctp_up *up, void *ctx)
 {
+	const struct uiw_sctp_ops *ops = STACK(ASSOC(a)->stack)->ops;
+
 	ASSOC(a)->up = up;
 	ASSOC(a)->ctx = ctx;
+	if (ops->bind)
+		ops->bind(a);
 }
 
 const struct uiw_sctp_info *uiw_sctp_assoc_info(

@@ -27,6 +27,9 @@ struct uiw_sctp_ops {
 	void (*lsn_addr)(const struct uiw_sctp_lsn *l,
 			 struct sockaddr_storage *ss);
 	void (*unlisten)(struct uiw_sctp_lsn *l);
+	/* Optional: uiw_sctp_assoc_bind has just given a its own upcalls
+	 * (an accepted association is no longer its listener's). */
+	void (*bind)(struct uiw_sctp_assoc *a);
 	int (*connect)(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
 		       socklen_t locallen, const struct uiw_sctp_up *up,
