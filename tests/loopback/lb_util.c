@@ -522,9 +522,26 @@ static int lbu_check_attr(const struct lbu_side *s, int crc, int mtx,
 {
 	const struct uiw_qp_attr *a = &s->attr;
 
+	uint16_t udp;
+	enum uiw_llp_kind llp = lbu_llp(&udp);
+
 	if (a->state != UIW_QPS_RTS)
 		return lbu_fail("%s: QP is %s after ESTABLISHED, not RTS",
 				s->name, uiw_qp_state_str(a->state));
+	if (llp != UIW_LLP_TCP) {
+		/* RFC 5043: no MPA (SCTP's CRC32c covers every packet);
+		 * the QP reports the stack it runs on. */
+		if (a->llp != UIW_LLP_SCTP_UDP && a->llp != UIW_LLP_SCTP_KERNEL)
+			return lbu_fail("%s: QP reports LLP %u, not SCTP",
+					s->name, a->llp);
+		if (a->crc || a->markers_tx || a->markers_rx)
+			return lbu_fail("%s: MPA CRC or markers over SCTP",
+					s->name);
+		if (a->mulpdu < 516)
+			return lbu_fail("%s: MULPDU %u below RFC 5043 §9's "
+					"516", s->name, a->mulpdu);
+		return 0;
+	}
 	if (!!a->crc != crc)
 		return lbu_fail("%s: CRC %s, expected %s", s->name,
 				a->crc ? "on" : "off", crc ? "on" : "off");
