@@ -88,8 +88,7 @@ struct uiw_conn_param {
 	enum uiw_llp_kind llp;      /* 0: TCP; UIW_LLP_SCTP*: RFC 5043.
 				       Accept: the listener's LLP */
 	/* SCTP over UDP, connect: the peer's UDP port (RFC 6951); 0: the
-	 * environment's UIW_SCTP_UDP_PORT, else 9899 (see
-	 * uiw_listen_param.udp_port). */
+	 * environment's UIW_SCTP_UDP_PORT, else 9899. */
 	uint16_t udp_port;
 	const void *private_data;
 	uint16_t private_data_len;  /* at most UIW_MPA_PRIVATE_DATA_MAX, or

@@ -146,6 +146,7 @@ struct uiw_cm_id {
 	struct uiw_ddps_lsn *dlsn;
 	struct uiw_ddps_sess *sess;
 	unsigned sctp_pending;       /* listener: Initiates undecided */
+	uint16_t udp_port;           /* active: the peer's (RFC 6951) */
 	bool undecided;              /* passive: counted in sctp_pending */
 
 	/* Each event of an id is raised at most once. */

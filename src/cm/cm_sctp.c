@@ -74,7 +74,7 @@ static bool cm_kernel_sctp(void)
  * destroyed.  RFC 5043's LLP_SCTP picks the kernel's where the kernel
  * has SCTP. */
 static int stack_for(struct uiw_cm_channel *ch, enum uiw_llp_kind *llpp,
-		     uint16_t udp_port, struct uiw_sctp_stack **out)
+		     uint16_t udp_port, bool listen, struct uiw_sctp_stack **out)
 {
 	enum uiw_llp_kind llp = *llpp;
 	struct uiw_sctp_config cfg = { .udp_port = udp_port_of(udp_port) };
@@ -104,9 +104,10 @@ static int stack_for(struct uiw_cm_channel *ch, enum uiw_llp_kind *llpp,
 			pthread_mutex_unlock(&ch->lock);
 		}
 	}
-	/* One UDP port per process (sctp.h): a caller who names another
-	 * learns it here rather than by silence. */
-	if (udp_port && kind == UIW_SCTP_USER &&
+	/* Listeners receive on one UDP port per process (sctp.h): a
+	 * caller who names another learns it here rather than by
+	 * silence. */
+	if (listen && udp_port && kind == UIW_SCTP_USER &&
 	    uiw_sctp_stack_config(st)->udp_port != udp_port)
 		return uiw_error(EADDRINUSE, "cm: this process's SCTP stack "
 				 "already uses UDP port %u (one per process)",
@@ -313,8 +314,8 @@ static int sctp_connect_op(void *arg)
 	h.pd_len = id->pd_len;
 	uiw_rt_timer_init(&id->timer, connect_timeout, id);
 	ret = uiw_ddps_connect(id->sctp, (const struct sockaddr *)&id->peer,
-			       cm_sa_len(&id->peer), NULL, 0, &h, &owner, id,
-			       &id->sess);
+			       cm_sa_len(&id->peer), NULL, 0, id->udp_port,
+			       &h, &owner, id, &id->sess);
 	if (ret < 0) {
 		op->why = "cannot start the SCTP association";
 		return ret;
@@ -335,7 +336,7 @@ int cm_sctp_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 
 	enum uiw_llp_kind llp = param->llp;
 
-	ret = stack_for(ch, &llp, param->udp_port, &st);
+	ret = stack_for(ch, &llp, param->udp_port, false, &st);
 	if (ret < 0)
 		return ret;
 	id = cm_id_new(ch, CM_ACTIVE);
@@ -350,6 +351,7 @@ int cm_sctp_connect(struct uiw_cm_channel *ch, struct uiw_qp *qp,
 				 "id", uiw_qp_num(qp));
 	}
 	cm_take_param(id, param);
+	id->udp_port = udp_port_of(param->udp_port);
 	cm_sa_copy(&id->peer, dst);
 	id->have_peer = true;
 	op.id = id;
@@ -437,7 +439,7 @@ int cm_sctp_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 
 	enum uiw_llp_kind llp = param->llp;
 
-	ret = stack_for(ch, &llp, param->udp_port, &st);
+	ret = stack_for(ch, &llp, param->udp_port, true, &st);
 	if (ret < 0)
 		return ret;
 	backlog = param->backlog > 0 ? param->backlog : CM_BACKLOG_DEFAULT;

@@ -121,6 +121,7 @@ struct ddps_as {
 	struct uiw_sctp_info info;
 	struct sockaddr_storage peer; /* active: where we connected */
 	socklen_t peerlen;
+	uint16_t udp_port;            /* and the UDP port asked for */
 	uint16_t nstreams, cursor;
 	uint32_t mulpdu;
 	struct uiw_ddps_sess **by_sid;
@@ -1258,7 +1259,8 @@ static bool same_peer(const struct sockaddr_storage *a, socklen_t alen,
 
 int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 		     socklen_t peerlen, const struct sockaddr *local,
-		     socklen_t locallen, const struct uiw_ddps_hello *h,
+		     socklen_t locallen, uint16_t udp_port,
+		     const struct uiw_ddps_hello *h,
 		     const struct uiw_ddps_owner *own, void *ctx,
 		     struct uiw_ddps_sess **out)
 {
@@ -1273,8 +1275,8 @@ int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 	/* An association to the peer we started, up or coming up, with a
 	 * stream free. */
 	for (a = as_list[uiw_sctp_stack_kind(st)]; a; a = a->next) {
-		if (!a->active || !a->sa || !same_peer(&a->peer, a->peerlen, peer,
-					 peerlen))
+		if (!a->active || !a->sa || a->udp_port != udp_port ||
+		    !same_peer(&a->peer, a->peerlen, peer, peerlen))
 			continue;
 		if (!a->up || as_pick_stream(a) >= 0)
 			break;
@@ -1299,8 +1301,9 @@ int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 		a->active = true;
 		memcpy(&a->peer, peer, peerlen);
 		a->peerlen = peerlen;
+		a->udp_port = udp_port;
 		ret = uiw_sctp_connect(st, peer, peerlen, local, locallen,
-				       &as_up, a, &a->sa);
+				       udp_port, &as_up, a, &a->sa);
 		if (ret < 0) {
 			as_free(a);
 			free(s);

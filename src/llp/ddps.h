@@ -100,7 +100,8 @@ void uiw_ddps_unlisten(struct uiw_ddps_lsn *l);
  * callbacks follow) or -errno. */
 int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 		     socklen_t peerlen, const struct sockaddr *local,
-		     socklen_t locallen, const struct uiw_ddps_hello *h,
+		     socklen_t locallen, uint16_t udp_port,
+		     const struct uiw_ddps_hello *h,
 		     const struct uiw_ddps_owner *own, void *ctx,
 		     struct uiw_ddps_sess **out);
 

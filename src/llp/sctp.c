@@ -134,11 +134,13 @@ void uiw_sctp_unlisten(struct uiw_sctp_lsn *l)
 
 int uiw_sctp_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		     socklen_t peerlen, const struct sockaddr *local,
-		     socklen_t locallen, const struct uiw_sctp_up *up,
-		     void *ctx, struct uiw_sctp_assoc **out)
+		     socklen_t locallen, uint16_t udp_port,
+		     const struct uiw_sctp_up *up, void *ctx,
+		     struct uiw_sctp_assoc **out)
 {
-	return STACK(s)->ops->connect(s, peer, peerlen, local, locallen, up,
-				      ctx, out);
+	return STACK(s)->ops->connect(s, peer, peerlen, local, locallen,
+				      udp_port ? udp_port :
+				      STACK(s)->cfg.udp_port, up, ctx, out);
 }
 
 void uiw_sctp_assoc_bind(struct uiw_sctp_assoc *a,

@@ -146,12 +146,14 @@ void uiw_sctp_lsn_addr(const struct uiw_sctp_lsn *l,
 void uiw_sctp_unlisten(struct uiw_sctp_lsn *l);
 
 /* Starts an association to peer (IP address, SCTP port); local (may be
- * NULL) picks the local IP address.  Returns 0 with *out set (up or
- * down follows), or -errno. */
+ * NULL) picks the local IP address; udp_port: the peer's UDP port for
+ * encapsulation (RFC 6951), 0: cfg.udp_port.  Returns 0 with *out set
+ * (up or down follows), or -errno. */
 int uiw_sctp_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		     socklen_t peerlen, const struct sockaddr *local,
-		     socklen_t locallen, const struct uiw_sctp_up *up,
-		     void *ctx, struct uiw_sctp_assoc **out);
+		     socklen_t locallen, uint16_t udp_port,
+		     const struct uiw_sctp_up *up, void *ctx,
+		     struct uiw_sctp_assoc **out);
 /* Gives the association its own upcalls (after a listener's up). */
 void uiw_sctp_assoc_bind(struct uiw_sctp_assoc *a,
 			 const struct uiw_sctp_up *up, void *ctx);

@@ -32,8 +32,9 @@ struct uiw_sctp_ops {
 	void (*bind)(struct uiw_sctp_assoc *a);
 	int (*connect)(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
-		       socklen_t locallen, const struct uiw_sctp_up *up,
-		       void *ctx, struct uiw_sctp_assoc **out);
+		       socklen_t locallen, uint16_t udp_port,
+		       const struct uiw_sctp_up *up, void *ctx,
+		       struct uiw_sctp_assoc **out);
 	int (*send)(struct uiw_sctp_assoc *a, uint16_t sid, uint32_t ppid,
 		    const struct iovec *iov, int iovcnt);
 	int (*unacked)(struct uiw_sctp_assoc *a);

@@ -1753,8 +1753,9 @@ static void usr_bind(struct uiw_sctp_assoc *a)
 
 static int usr_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		       socklen_t peerlen, const struct sockaddr *local,
-		       socklen_t locallen, const struct uiw_sctp_up *up,
-		       void *ctx, struct uiw_sctp_assoc **out)
+		       socklen_t locallen, uint16_t udp_port,
+		       const struct uiw_sctp_up *up, void *ctx,
+		       struct uiw_sctp_assoc **out)
 {
 	struct usr_stack *st = STK(s);
 	struct sockaddr_storage p, loc, remote;
@@ -1776,7 +1777,7 @@ static int usr_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		return uiw_error(-ret, "sctp/usrsctp: connect: UDP socket: %s",
 				 strerror(-ret));
 	remote = p;
-	sa_set_port(&remote, st->udp_port);
+	sa_set_port(&remote, udp_port);
 	us->refs++;   /* kept while the link is looked up or made */
 	l = link_find(st, us, &remote, NULL);
 	if (!l)

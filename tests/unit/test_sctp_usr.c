@@ -379,7 +379,7 @@ static int do_connect(void *p)
 
 	in_api = true;
 	ret = uiw_sctp_connect(stk, (const struct sockaddr *)c->to,
-			       len_of(c->to), NULL, 0, &side_ops, c->s,
+			       len_of(c->to), NULL, 0, 0, &side_ops, c->s,
 			       &c->s->a);
 	in_api = false;
 	return ret;
