@@ -49,7 +49,8 @@
  * unordered framing learns it from RFC 5043's DDP-SSN; the seam has no
  * way yet to pass it, so today an unordered framing must hand over a
  * message's segments only once those of earlier messages of other
- * queues are in.  The SCTP framing adds that (the next step).
+ * queues are in.  The SCTP framing (src/llp/ddps.c) sidesteps it: it
+ * puts each stream's chunks back in DDP-SSN order and attaches ordered.
  */
 #ifndef UIW_RNIC_FRAMING_H
 #define UIW_RNIC_FRAMING_H
