@@ -77,6 +77,15 @@ struct ddps_held {
 };
 
 struct ddps_as;
+struct uiw_ddps_sess;
+
+/* A control message waiting for room in the carrier. */
+struct ddps_ctlq {
+	struct ddps_ctlq *next;
+	struct uiw_ddps_sess *sess;   /* NULL once the session is gone */
+	uint16_t sid, len;
+	uint8_t b[UIW_DDPS_CTL_MAX];
+};
 
 struct uiw_ddps_sess {
 	struct ddps_as *as;
@@ -104,6 +113,7 @@ struct uiw_ddps_sess {
 	uint32_t mulpdu;
 	bool term_sent, term_rcvd;
 	bool tx_blocked;              /* waiting for writable */
+	unsigned ctl_queued;          /* its messages in the ctlq */
 	struct uiw_ddps_sess *blk_next;
 	/* close requests from the engine (any thread) */
 	_Atomic int close_req;        /* 0, 1 orderly, 2 abortive */
@@ -130,6 +140,7 @@ struct ddps_as {
 	unsigned nsess;
 	struct uiw_ddps_sess *pending;
 	struct uiw_ddps_sess *blocked;
+	struct ddps_ctlq *ctlq, *ctlq_tail;
 	size_t held_bytes;
 	uint32_t since_check;
 	bool dry_wait;                /* sending waits for the acks */
@@ -185,26 +196,71 @@ static void sess_end(struct uiw_ddps_sess *s, int err,
 static void sess_tx(struct uiw_ddps_sess *s);
 static void as_check_idle(struct ddps_as *a);
 
+/* Sends what waits in the association's control queue, in order; false
+ * when the carrier has no room (writable follows). */
+static bool ctlq_flush(struct ddps_as *a)
+{
+	struct ddps_ctlq *q;
+
+	while ((q = a->ctlq)) {
+		struct iovec iov = { q->b, q->len };
+		int ret = a->sa ? uiw_sctp_send(a->sa, q->sid,
+						UIW_SCTP_PPID_CTL, &iov, 1) :
+				  -ENOTCONN;
+
+		if (ret == -EAGAIN)
+			return false;
+		a->ctlq = q->next;
+		if (!a->ctlq)
+			a->ctlq_tail = NULL;
+		if (q->sess)
+			q->sess->ctl_queued--;
+		free(q);
+	}
+	return true;
+}
+
 static int send_ctl(struct uiw_ddps_sess *s, uint16_t fc,
 		    const struct uiw_mpa_v2 *v2, const void *pd,
 		    uint16_t pd_len)
 {
 	uint8_t b[UIW_DDPS_CTL_MAX];
+	struct ddps_as *a = s->as;
+	struct ddps_ctlq *q;
 	struct iovec iov;
-	int n, ret;
+	int n, ret = -EAGAIN;
 
-	if (!s->as->sa)
+	if (!a->sa)
 		return -ENOTCONN;
 	n = uiw_ddps_ctl_encode(b, s->tx_ssn, fc, v2, pd, pd_len);
 	if (n < 0)
 		return n;
 	iov.iov_base = b;
 	iov.iov_len = (size_t)n;
-	/* A control message is small and rare: when the carrier has no
-	 * room at this moment it is a full send buffer, which the peer's
-	 * acks empty; the session cannot go on without it, so it is an
-	 * error only if the carrier refuses for good. */
-	ret = uiw_sctp_send(s->as->sa, s->sid, UIW_SCTP_PPID_CTL, &iov, 1);
+	/* A control message the carrier has no room for now (a full send
+	 * buffer, which the peer's acks empty) waits in the association's
+	 * queue and goes first when there is room, before the session's
+	 * segments; it is sent all the same if the session ends meanwhile
+	 * (a Reject, a Terminate).  At most a few per stream. */
+	if (ctlq_flush(a))
+		ret = uiw_sctp_send(a->sa, s->sid, UIW_SCTP_PPID_CTL, &iov, 1);
+	if (ret == -EAGAIN) {
+		q = malloc(sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		q->next = NULL;
+		q->sess = s;
+		q->sid = s->sid;
+		q->len = (uint16_t)n;
+		memcpy(q->b, b, (size_t)n);
+		if (a->ctlq_tail)
+			a->ctlq_tail->next = q;
+		else
+			a->ctlq = q;
+		a->ctlq_tail = q;
+		s->ctl_queued++;
+		ret = 0;
+	}
 	if (ret < 0) {
 		UIW_DBG(1, "ddps stream %u: cannot send %s: %s", s->sid,
 			uiw_ddps_fc_name(fc), strerror(-ret));
@@ -374,7 +430,13 @@ static void sess_tx(struct uiw_ddps_sess *s)
 	bool more;
 	int n, i, ret;
 
-	if (s->tx_blocked || !s->attached || s->term_sent || !s->as->sa)
+	if (s->tx_blocked || !s->attached || !s->as->sa)
+		return;
+	if (s->ctl_queued && !ctlq_flush(s->as)) {
+		tx_block(s);
+		return;
+	}
+	if (s->term_sent)
 		return;
 	for (more = true; more;) {
 		n = uiw_qp_tx_segs(s->qp, 0, segs, DDPS_TX_BATCH);
@@ -422,8 +484,11 @@ static void sess_tx(struct uiw_ddps_sess *s)
 
 static void as_writable(struct ddps_as *a)
 {
-	struct uiw_ddps_sess *s = a->blocked, *nx;
+	struct uiw_ddps_sess *s, *nx;
 
+	if (!ctlq_flush(a))
+		return;
+	s = a->blocked;
 	a->blocked = NULL;
 	for (; s; s = nx) {
 		nx = s->blk_next;
@@ -792,6 +857,13 @@ static void sess_free(struct uiw_ddps_sess *s)
 	uiw_rt_timer_stop(a->rt, &s->gap_timer);
 	uiw_rt_timer_stop(a->rt, &s->linger);
 	sess_unblock(s);
+	if (s->ctl_queued) {
+		struct ddps_ctlq *q;
+
+		for (q = a->ctlq; q; q = q->next)
+			if (q->sess == s)
+				q->sess = NULL;
+	}
 	sess_release_stream(s);
 	if (a->nsess)
 		a->nsess--;
@@ -868,6 +940,12 @@ static void as_free(struct ddps_as *a)
 	if (a->lsn)
 		a->lsn->nassocs--;
 	uiw_rt_timer_stop(a->rt, &a->idle);
+	while (a->ctlq) {
+		struct ddps_ctlq *q = a->ctlq;
+
+		a->ctlq = q->next;
+		free(q);
+	}
 	free(a->by_sid);
 	free(a->quarantine);
 	free(a);
