@@ -579,6 +579,14 @@ int uiw_cm_accept(struct uiw_cm_id *id, struct uiw_qp *qp,
 	ret = cm_check_param(param, id->ch->dev, false);
 	if (ret)
 		return ret;
+	/* Accept answers over the request's LLP: 0 (TCP, a zeroed param)
+	 * means "the listener's"; another value must agree. */
+	if (param && param->llp != UIW_LLP_TCP &&
+	    (id->llp == UIW_LLP_TCP) != (param->llp == UIW_LLP_TCP))
+		return uiw_error(EINVAL, "cm: accept over %s of a request "
+				 "that came over %s", param->llp ==
+				 UIW_LLP_TCP ? "TCP" : "SCTP", id->llp ==
+				 UIW_LLP_TCP ? "TCP" : "SCTP");
 	ret = cm_check_qp(qp, id->ch->dev);
 	if (ret)
 		return ret;
