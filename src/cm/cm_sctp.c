@@ -153,11 +153,22 @@ static void take_names(struct uiw_cm_id *id, const struct uiw_sctp_info *i)
 /* A passive id is no longer undecided (RFC 5043 §6.4's count). */
 static void listener_done(struct uiw_cm_id *c)
 {
-	if (c->undecided) {
-		c->undecided = false;
-		if (c->listener && c->listener->sctp_pending)
-			c->listener->sctp_pending--;
-	}
+	c->undecided = false;
+}
+
+/* The listener's undecided Initiates, counted over its children rather
+ * than kept: an id the application destroys leaves the list (and its
+ * listener) before cm_sctp_release runs, so a kept count would never
+ * come down for it. */
+static unsigned undecided_of(const struct uiw_cm_id *l)
+{
+	const struct cm_node *n;
+	unsigned k = 0;
+
+	for (n = l->children.head; n; n = n->next)
+		if (CM_ID_OF(n, sib)->undecided)
+			k++;
+	return k;
 }
 
 /* ---- Session events ---------------------------------------------------- */
@@ -372,6 +383,7 @@ static bool on_initiate(void *ctx, struct uiw_ddps_sess *s,
 			const struct uiw_sctp_info *info)
 {
 	struct uiw_cm_id *l = ctx, *id;
+	unsigned pending;
 
 	/* A listener held to revision 1 (uiw_cm_set_max_mpa_rev) speaks
 	 * RFC 5043's codes alone: an enhanced one ends the session, as a
@@ -382,9 +394,10 @@ static bool on_initiate(void *ctx, struct uiw_ddps_sess *s,
 			"listener takes plain ones");
 		return false;
 	}
-	if (l->state != S_LISTENING || l->sctp_pending >= l->max_awaiting) {
+	pending = undecided_of(l);
+	if (l->state != S_LISTENING || pending >= l->max_awaiting) {
 		UIW_DBG(1, "cm: SCTP Initiate refused: %u undecided "
-			"(bound %u)", l->sctp_pending, l->max_awaiting);
+			"(bound %u)", pending, l->max_awaiting);
 		l->shed++;
 		return false;
 	}
@@ -398,7 +411,6 @@ static bool on_initiate(void *ctx, struct uiw_ddps_sess *s,
 	id->state = S_STARTUP;
 	id->listener = l;
 	id->undecided = true;
-	l->sctp_pending++;
 	l->accepted++;
 	cm_list_append(&l->children, &id->sib);
 	take_peer(id, c);

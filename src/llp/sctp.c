@@ -17,6 +17,8 @@
 
 static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uiw_sctp_stack *stacks[2];
+/* A carrier put in place of a backend (uiw_sctp_set_backend). */
+static const struct uiw_sctp_ops *replaced[2];
 static void (*_Atomic quiesce)(struct uiw_sctp_stack *s);
 
 void uiw_sctp_set_quiesce(void (*fn)(struct uiw_sctp_stack *s))
@@ -33,8 +35,25 @@ static int quiesce_call(void *arg)
 	return 0;
 }
 
+void uiw_sctp_set_backend(enum uiw_sctp_kind kind,
+			  const struct uiw_sctp_ops *ops)
+{
+	if (kind != UIW_SCTP_USER && kind != UIW_SCTP_KERNEL)
+		return;
+	pthread_mutex_lock(&stacks_lock);
+	/* A stack keeps the table it was made with: the swap waits for
+	 * none to exist, as the declaration says. */
+	if (!stacks[kind])
+		replaced[kind] = ops;
+	pthread_mutex_unlock(&stacks_lock);
+}
+
+/* stacks_lock held. */
 static const struct uiw_sctp_ops *backend(enum uiw_sctp_kind kind)
 {
+	if ((kind == UIW_SCTP_USER || kind == UIW_SCTP_KERNEL) &&
+	    replaced[kind])
+		return replaced[kind];
 	switch (kind) {
 	case UIW_SCTP_USER:   return &uiw_sctp_usr_ops;
 	case UIW_SCTP_KERNEL: return &uiw_sctp_kern_ops;
@@ -46,13 +65,16 @@ int uiw_sctp_stack_get(enum uiw_sctp_kind kind,
 		       const struct uiw_sctp_config *cfg,
 		       struct uiw_sctp_stack **out)
 {
-	const struct uiw_sctp_ops *ops = backend(kind);
+	const struct uiw_sctp_ops *ops;
 	struct uiw_sctp_config def = { 0 };
 	int ret = 0;
 
-	if (!ops)
-		return -EINVAL;
 	pthread_mutex_lock(&stacks_lock);
+	ops = backend(kind);
+	if (!ops) {
+		pthread_mutex_unlock(&stacks_lock);
+		return -EINVAL;
+	}
 	if (!stacks[kind]) {
 		struct uiw_sctp_stack *s = NULL;
 

@@ -65,6 +65,12 @@ struct uiw_sctp_lsn_base {
 	struct uiw_sctp_stack *stack;
 };
 
+/* Tests put an in-memory carrier in place of a backend; NULL restores
+ * the real one.  Only while no stack of that kind exists (a call made
+ * while one does changes nothing).  Any thread. */
+void uiw_sctp_set_backend(enum uiw_sctp_kind kind,
+			  const struct uiw_sctp_ops *ops);
+
 extern const struct uiw_sctp_ops uiw_sctp_usr_ops;
 extern const struct uiw_sctp_ops uiw_sctp_kern_ops;
 

@@ -293,3 +293,49 @@ seed engine_seg send_named        01 05 04 00 12 ffff $SEND_HDR \
 seed engine_seg write_unknown     01 00 0e ffff c140 00000000 \
 				  0000000000000000 01 0000 0100 08 \
 				  03 010e 00 06
+
+# ---- ddps_ctl: a DDP Stream Session Control payload (RFC 5043 §5.2.3,
+#      RFC 6581 §7): DDP-SSN(2) Function Code(2) private data -----------
+seed ddps_ctl initiate_pd     0000 0001 68656c6c6f
+seed ddps_ctl accept_empty    0000 0002
+seed ddps_ctl reject_pd       0000 0003 6e6f
+seed ddps_ctl terminate       0007 0004
+seed ddps_ctl terminate_pd    0007 0004 00
+seed ddps_ctl e_initiate      0000 0005 0004 0004 6869
+seed ddps_ctl e_accept_p2p    0000 0006 c004 8004
+seed ddps_ctl e_reject_noword 0000 0007 0008
+seed ddps_ctl e_accept_bcd    ffff 0006 4001 c001
+seed ddps_ctl unknown_code    0000 0008
+seed ddps_ctl short           0001 00
+seed ddps_ctl pd_512          0000 0002 "$(zeros 512)"
+seed ddps_ctl pd_513          0000 0003 "$(zeros 513)"
+seed ddps_ctl e_pd_508        0001 0005 00010001 "$(zeros 508)"
+
+# ---- ddps_seg: c0 c1, then op(1) and its fields (fuzz_ddps_seg.c) ------
+# An 8-octet Send into one of the receives c1 posts (auto DDP-SSN).
+DS_SEND="4143 00000000 00000000 00000001 00000000"
+seed ddps_seg send            01 02 08 001a $DS_SEND 0102030405060708 06
+# An RDMA Write into region 0 (STag and TO placed), then a Send.
+seed ddps_seg write_then_send 00 01 18 001e c140 00000000 \
+	0000000000000010 "$(printf '5a%.0s' {1..16})" \
+	08 0012 $DS_SEND 06
+# A Read Request for region 2 (source placed): the engine answers.
+seed ddps_seg read_request    03 00 18 002e 4141 00000000 00000001 \
+	00000001 00000000 00000abc 0000000000000000 00000010 \
+	00000002 0000000000000020 06
+# Our RDMA Read into region 1, and the peer's Read Response to it.
+seed ddps_seg read_response   05 00 04 01 10 00000000 0000 \
+	18 001e c142 00000001 0000000000000000 \
+	"$(printf 'c3%.0s' {1..16})" 06
+# DDP-SSN 2 before 1: the second Send waits for the first.
+seed ddps_seg reordered       01 02 00 0016 0002 4143 00000000 \
+	00000000 00000002 00000000 a1a2 08 001a $DS_SEND b1b2b3b4b5b6b7b8 06
+# The peer's Session Terminate; then our disconnect.
+seed ddps_seg peer_terminate  00 01 09 02 0004 05 06
+# A chunk with PPID 18 on the session's stream.
+seed ddps_seg bad_ppid        01 01 0a 00 00000012 0004 4143 0000
+# An Initiate on another stream, then a segment there before any Accept.
+seed ddps_seg seg_before_accept 01 00 0f 00 0a 01 00000010 0012 $DS_SEND
+# A replay of DDP-SSN 0, a Terminate with private data.
+seed ddps_seg replay          00 01 00 0014 0000 $DS_SEND
+seed ddps_seg terminate_pd    00 01 09 03 0004 00
