@@ -145,9 +145,9 @@ struct uiw_cm_id {
 	struct uiw_sctp_stack *sctp;
 	struct uiw_ddps_lsn *dlsn;
 	struct uiw_ddps_sess *sess;
-	unsigned sctp_pending;       /* listener: Initiates undecided */
 	uint16_t udp_port;           /* active: the peer's (RFC 6951) */
-	bool undecided;              /* passive: counted in sctp_pending */
+	bool undecided;              /* passive: no accept or reject yet
+					(RFC 5043 §6.4's bound) */
 
 	/* Each event of an id is raised at most once. */
 	struct cm_ev ev_req, ev_conn, ev_disc;

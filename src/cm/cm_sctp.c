@@ -534,10 +534,14 @@ int cm_sctp_accept(struct uiw_cm_id *id, struct cm_op *op)
 	lp.ird = su->nego.ird;
 	lp.ord = su->nego.ord;
 	listener_done(id);
-	id->state = S_ESTABLISHED;
+	/* A failure is this call's to report, not an event's: the session's
+	 * end (ended, inside uiw_ddps_accept) closes the id quietly. */
+	id->rejecting = true;
 	ret = uiw_ddps_accept(s, &h, id->qp, &lp);
+	id->rejecting = false;
+	if (ret == 0)
+		id->state = S_ESTABLISHED;
 	if (ret < 0) {
-		/* ended ran: the id is closed. */
 		op->why = "cannot send the Accept or attach the QP";
 		return ret;
 	}

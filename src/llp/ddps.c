@@ -469,13 +469,9 @@ static void sess_tx(struct uiw_ddps_sess *s)
 	 * our Session Terminate is the last chunk (RFC 5043 §6.2). */
 	if (atomic_load(&s->close_req) == 1 && !s->term_sent &&
 	    s->attached) {
+		/* No room now: it waits in the association's queue and
+		 * goes on writable (send_ctl). */
 		ret = send_ctl(s, UIW_DDPS_TERMINATE, NULL, NULL, 0);
-		if (ret == -EAGAIN) {
-			/* No room now: it goes on writable, as a segment
-			 * would. */
-			tx_block(s);
-			return;
-		}
 		if (ret < 0) {
 			sess_end(s, -ECONNRESET, NULL, "cannot send the "
 				 "Session Terminate");

@@ -26,13 +26,12 @@ void uiw_sctp_set_quiesce(void (*fn)(struct uiw_sctp_stack *s))
 	quiesce = fn;
 }
 
-static int quiesce_call(void *arg)
+void uiw_sctp_quiesce_run(struct uiw_sctp_stack *s)
 {
 	void (*fn)(struct uiw_sctp_stack *s) = quiesce;
 
 	if (fn)
-		fn(arg);
-	return 0;
+		fn(s);
 }
 
 void uiw_sctp_set_backend(enum uiw_sctp_kind kind,
@@ -111,7 +110,6 @@ void uiw_sctp_stack_put(struct uiw_sctp_stack *s)
 	pthread_mutex_lock(&stacks_lock);
 	if (--b->refs == 0) {
 		stacks[b->kind] = NULL;
-		uiw_rt_call(b->rt, quiesce_call, s);
 		b->ops->destroy(s);
 	}
 	pthread_mutex_unlock(&stacks_lock);

@@ -71,6 +71,12 @@ struct uiw_sctp_lsn_base {
 void uiw_sctp_set_backend(enum uiw_sctp_kind kind,
 			  const struct uiw_sctp_ops *ops);
 
+/* A backend's destroy calls this first, on the stack's thread, in the
+ * same turn in which it then frees what is left without upcalls: the
+ * layer above lets go (uiw_sctp_set_quiesce), and nothing the backend
+ * had queued reaches it afterwards. */
+void uiw_sctp_quiesce_run(struct uiw_sctp_stack *s);
+
 extern const struct uiw_sctp_ops uiw_sctp_usr_ops;
 extern const struct uiw_sctp_ops uiw_sctp_kern_ops;
 

@@ -2027,6 +2027,7 @@ static int destroy_on_thread(void *arg)
 	struct usr_ev *ev;
 	unsigned i;
 
+	uiw_sctp_quiesce_run((struct uiw_sctp_stack *)st);
 	/* Users should be gone; what is left goes without upcalls. */
 	if (st->assocs || st->lsns)
 		UIW_DBG(1, "sctp/usrsctp: stack destroyed in use");

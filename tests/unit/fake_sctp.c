@@ -517,6 +517,8 @@ static int quiet_call(void *arg)
 	struct fstack *fs = arg;
 	struct fend *e;
 
+	if (!fs->quiet)
+		uiw_sctp_quiesce_run((struct uiw_sctp_stack *)fs);
 	fs->quiet = true;
 	holds_drop(fs, NULL);
 	for (e = fs->ends; e; e = e->next) {
@@ -694,8 +696,9 @@ static void adapt_of(enum fake_sctp_adapt a, uint32_t other,
 
 static int f_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 		     socklen_t peerlen, const struct sockaddr *local,
-		     socklen_t locallen, const struct uiw_sctp_up *up,
-		     void *ctx, struct uiw_sctp_assoc **out)
+		     socklen_t locallen, uint16_t udp_port,
+		     const struct uiw_sctp_up *up, void *ctx,
+		     struct uiw_sctp_assoc **out)
 {
 	struct fstack *fs = FS(s);
 	struct fake_sctp_cfg c = cfg_now();

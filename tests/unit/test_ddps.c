@@ -394,8 +394,8 @@ static int fc_run(void *arg)
 		return 0;
 	case FC_CONNECT:
 		return uiw_sctp_connect(fc_st, (struct sockaddr *)&o->sin,
-					sizeof(o->sin), NULL, 0, &fc_ups, o->e,
-					&a);
+					sizeof(o->sin), NULL, 0, 0, &fc_ups,
+					o->e, &a);
 	case FC_SEND:
 		return fc_send1(o->e->a, o->sid, o->len, o->seq);
 	case FC_BURST:
