@@ -966,12 +966,16 @@ static void idle_fire(void *arg)
 
 /* An association without sessions ends after a while (a peer's idle
  * associations hold resources); one we started stays that while for
- * reuse. */
+ * reuse.  The side that started it, which alone opens sessions on it,
+ * lets it go first: the other waits twice as long, so that it does not
+ * shut an association down under an Initiate on its way. */
 static void as_check_idle(struct ddps_as *a)
 {
+	unsigned ms = atomic_load(&idle_ms);
+
 	if (a->nsess || a->pending || !a->sa || !a->up)
 		return;
-	uiw_rt_timer_start(a->rt, &a->idle, atomic_load(&idle_ms));
+	uiw_rt_timer_start(a->rt, &a->idle, a->active ? ms : 2 * ms);
 }
 
 static void up_down(void *ctx, struct uiw_sctp_assoc *sa, int err);
