@@ -496,6 +496,16 @@ int cm_sctp_accept(struct uiw_cm_id *id, struct cm_op *op)
 			  "not a pending connection request";
 		return id->error ? id->error : -EINVAL;
 	}
+	/* RFC 6581 §7: the IRD/ORD word counts in the 512 octets of an
+	 * Enhanced Accept.  Refused here, the request still pending, as
+	 * over MPA (the encoder would refuse it after the QP is taken). */
+	if (su->peer_enh && op->param && op->param->private_data_len >
+	    UIW_DDPS_PD_MAX - UIW_MPA_V2_LEN) {
+		op->why = "the Accept of an Enhanced Initiate takes at most "
+			  "508 octets of private data besides its IRD/ORD "
+			  "word (RFC 6581 §7)";
+		return -EINVAL;
+	}
 	if (!cm_claim_qp(id, op->qp)) {
 		op->why = "the QP already has a connection id";
 		return -EBUSY;

@@ -1116,25 +1116,29 @@ static void up_down(void *ctx, struct uiw_sctp_assoc *sa, int err)
 
 /* The first chunk of a stream without a session: an Initiate opens
  * one (§6.2); anything else is a late chunk of a session that is over
- * (§6: never carried over) or the peer's error, dropped. */
+ * (§6: never carried over) or the peer's error, dropped.  An Initiate
+ * that does not decode (private data over 512 octets, an enhanced one
+ * without room for its word) opens a session that conforms to no legal
+ * sequence: it is terminated (§6.1). */
 static void as_new_stream(struct ddps_as *a, uint16_t sid, uint32_t ppid,
 			  void *buf, size_t len)
 {
 	struct uiw_ddps_sess *s;
 	struct uiw_ddps_ctl c;
 	const char *why = NULL;
-	bool take;
+	uint16_t fc = len >= UIW_DDPS_CTL_HDR ?
+		      uiw_ddps_ssn((const uint8_t *)buf + UIW_DDPS_SSN_LEN) : 0;
+	bool take, bad;
 
 	if (ppid != UIW_SCTP_PPID_CTL || len < UIW_DDPS_CTL_HDR ||
 	    uiw_ddps_ssn(buf) != 0 ||
-	    uiw_ddps_ctl_decode(buf, len, &c, &why) < 0 ||
-	    (c.fc != UIW_DDPS_INITIATE && c.fc != UIW_DDPS_E_INITIATE)) {
+	    (fc != UIW_DDPS_INITIATE && fc != UIW_DDPS_E_INITIATE)) {
 		UIW_DBG(1, "ddps stream %u: chunk without a session dropped "
-			"(PPID %u, %zu octets%s%s)", sid, ppid, len,
-			why ? ": " : "", why ? why : "");
+			"(PPID %u, %zu octets)", sid, ppid, len);
 		uiw_sctp_buf_free(a->st, buf);
 		return;
 	}
+	bad = uiw_ddps_ctl_decode(buf, len, &c, &why) < 0;
 	s = sess_new(a);
 	if (!s) {
 		uiw_sctp_buf_free(a->st, buf);
@@ -1142,19 +1146,19 @@ static void as_new_stream(struct ddps_as *a, uint16_t sid, uint32_t ppid,
 	}
 	s->sid = sid;
 	s->rx_next = 1;
-	s->enhanced = c.enhanced;
+	s->enhanced = !bad && c.enhanced;
 	s->st = SS_INIT_RCVD;
 	a->by_sid[sid] = s;
 	a->nsess++;
 	uiw_rt_timer_stop(a->rt, &a->idle);
 	/* Only a listener's associations take Initiates: on one we
 	 * started, nobody listens (RFC 5043 §6.4: Terminate). */
-	take = !a->active && a->lsn && a->lsn->fn(a->lsn->ctx, s, &c,
-						    &a->info);
+	take = !bad && !a->active && a->lsn &&
+	       a->lsn->fn(a->lsn->ctx, s, &c, &a->info);
 	uiw_sctp_buf_free(a->st, buf);
 	if (!take) {
-		UIW_DBG(1, "ddps stream %u: Initiate not taken: Session "
-			"Terminate", sid);
+		UIW_DBG(1, "ddps stream %u: Initiate not taken%s%s: Session "
+			"Terminate", sid, why ? ": " : "", why ? why : "");
 		send_ctl(s, UIW_DDPS_TERMINATE, NULL, NULL, 0);
 		sess_end(s, -ECONNREFUSED, NULL, "refused");
 	}

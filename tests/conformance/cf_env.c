@@ -8,11 +8,15 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 const char *cf_err(void)
 {
@@ -29,9 +33,106 @@ static int api_fail(const char *call, long rc)
 
 void cf_opts_init(struct cf_opts *o)
 {
+	int llp = cf_llp();
+
 	memset(o, 0, sizeof(*o));
 	o->role = CF_RAW_INITIATES;
 	o->raw_flags = UIW_MPA_F_C;
+	o->llp = llp < 0 ? CF_LLP_TCP : (enum cf_llp)llp;
+}
+
+int cf_llp(void)
+{
+	const char *v = getenv("UIW_CF_LLP");
+
+	if (!v || !*v || !strcmp(v, "tcp"))
+		return CF_LLP_TCP;
+	if (!strcmp(v, "sctp"))
+		return CF_LLP_SCTP;
+	return -1;
+}
+
+uint16_t cf_udp_port(void)
+{
+	static uint16_t port;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd;
+
+	if (port)
+		return port;
+	/* Tests run side by side: a free port, not RFC 6951's 9899. */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Whether uiwarp's SCTP stack may have been started in this process: the
+ * raw SCTP peer must be forked before. */
+static bool uiw_sctp_started;
+
+static int sctp_boot(void)
+{
+	if (sp_booted())
+		return 0;
+	if (uiw_sctp_started)
+		return rp_fail("the raw SCTP peer must be started before "
+			       "uiwarp's usrsctp (cf_run_tests does)");
+	return sp_boot() < 0 ? -1 : 0;
+}
+
+static void say_left_out(const struct cf_mpa_only *l, size_t n)
+{
+	size_t k = 0;
+
+	while (l && l[k].name)
+		k++;
+	printf("[  INFO    ] DDP over SCTP (RFC 5043): %zu of %zu cases are "
+	       "about MPA and run over TCP only%s\n", k, n, k ? ":" : "");
+	for (; l && l->name; l++)
+		printf("[  INFO    ]   %s: %s\n", l->name, l->why);
+	fflush(stdout);
+}
+
+int cf_run_tests(const char *name, const struct CMUnitTest *tests, size_t n,
+		 const struct cf_mpa_only *mpa_only)
+{
+	const struct cf_mpa_only *m;
+	struct CMUnitTest *run;
+	size_t i, k = 0;
+	int llp = cf_llp(), ret;
+
+	if (llp < 0) {
+		fprintf(stderr, "UIW_CF_LLP=%s: not an LLP (tcp, sctp)\n",
+			getenv("UIW_CF_LLP"));
+		return 1;
+	}
+	if (llp == CF_LLP_TCP)
+		return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	/* First thing: nothing has initialised usrsctp in this process. */
+	if (sctp_boot() < 0) {
+		fprintf(stderr, "%s: %s\n", name, rp_err());
+		return 1;
+	}
+	run = calloc(n, sizeof(*run));
+	if (!run)
+		return 1;
+	for (i = 0; i < n; i++) {
+		for (m = mpa_only; m && m->name; m++)
+			if (!strcmp(m->name, tests[i].name))
+				break;
+		if (!m || !m->name)
+			run[k++] = tests[i];
+	}
+	say_left_out(mpa_only, n);
+	ret = _cmocka_run_group_tests(name, run, k, NULL, NULL);
+	free(run);
+	return ret;
 }
 
 /* The pattern every octet of the allocation starts with. */
@@ -461,6 +562,33 @@ static int setup_regions(struct cf_env *e)
 	return 0;
 }
 
+/* The raw peer's request reaches the application, which accepts it on
+ * the QP: CONNECT_REQUEST, uiw_cm_accept, ESTABLISHED. */
+static int accept_request(struct cf_env *e, const struct uiw_conn_param *p)
+{
+	struct uiw_cm_event ev;
+	int rc;
+
+	if (cf_wait_event(e, UIW_CM_EVENT_CONNECT_REQUEST, NULL, &ev) < 0)
+		return -1;
+	e->id = ev.id;
+	rc = uiw_cm_accept(e->id, e->qp, p);
+	if (rc)
+		return api_fail("uiw_cm_accept", rc);
+	return cf_wait_event(e, UIW_CM_EVENT_ESTABLISHED, e->id, NULL);
+}
+
+/* The raw peer's association: as the case says, with its receive
+ * buffer. */
+static struct sp_opts raw_sp_opts(const struct cf_opts *o)
+{
+	struct sp_opts so = o->sp;
+
+	if (!so.rcvbuf)
+		so.rcvbuf = o->raw_rcvbuf;
+	return so;
+}
+
 int cf_setup(struct cf_env *e, const struct cf_opts *o)
 {
 	struct uiw_qp_init_attr qa = { 0 };
@@ -470,7 +598,11 @@ int cf_setup(struct cf_env *e, const struct cf_opts *o)
 	e->inited = true;
 	e->o = *o;
 	e->rp_lfd = -1;
+	e->sp_lid = -1;
 	e->rp.fd = -1;
+	e->rp.sp = -1;
+	if (o->llp == CF_LLP_SCTP && sctp_boot() < 0)
+		return -1;
 	if (!e->o.recv_len)
 		e->o.recv_len = 256;
 	nrecv = e->o.nrecv == 0 ? 4 : e->o.nrecv < 0 ? 0 : e->o.nrecv;
@@ -510,14 +642,26 @@ int cf_setup(struct cf_env *e, const struct cf_opts *o)
 	e->ch = uiw_cm_channel_create(e->dev);
 	if (!e->ch)
 		return api_fail("uiw_cm_channel_create", -errno);
+	if (o->llp == CF_LLP_SCTP && o->role == CF_RAW_RESPONDS) {
+		struct sp_opts so = raw_sp_opts(o);
+
+		return sp_listen(&so, &e->sp_lid, &e->rp_port,
+				 &e->rp_udp_port) < 0 ? -1 : 0;
+	}
 	if (o->role == CF_RAW_INITIATES) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
+		struct uiw_listen_param lp = { .backlog = 8 };
 		struct sockaddr_storage ss;
 		int rc;
 
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		rc = uiw_cm_listen(e->ch, (struct sockaddr *)&a, sizeof(a), 8,
-				   &e->lid);
+		if (o->llp == CF_LLP_SCTP) {
+			lp.llp = UIW_LLP_SCTP_UDP;
+			lp.udp_port = cf_udp_port();
+			uiw_sctp_started = true;
+		}
+		rc = uiw_cm_listen_ex(e->ch, (struct sockaddr *)&a, sizeof(a),
+				      &lp, &e->lid);
 		if (rc)
 			return api_fail("uiw_cm_listen", rc);
 		rc = uiw_cm_local_addr(e->lid, &ss);
@@ -549,31 +693,94 @@ static void conn_param(const struct cf_env *e, struct uiw_conn_param *p)
 	p->ird = e->o.ird;
 	p->ord = e->o.ord;
 	p->timeout_ms = e->o.conn_timeout_ms;
+	if (e->o.llp == CF_LLP_SCTP) {
+		/* RFC 5043 over UDP (RFC 6951); revision 1 asks for the
+		 * plain session codes. */
+		p->llp = UIW_LLP_SCTP_UDP;
+		p->udp_port = e->rp_udp_port;
+	}
+}
+
+/* The DDP Stream Session (RFC 5043 §6.2) where TCP has its MPA startup:
+ * plain Initiate and Accept without private data. */
+static int sctp_connect(struct cf_env *e, const struct uiw_conn_param *p)
+{
+	struct sp_state st;
+	int rc, id = -1;
+
+	if (e->o.role == CF_RAW_INITIATES) {
+		struct sp_opts so = raw_sp_opts(&e->o);
+
+		rc = sp_connect(&so, e->port, cf_udp_port(), &id);
+		if (id >= 0) {
+			rp_sctp_init(&e->rp, id, e->o.sctp_sid);
+			e->rp_open = true;
+		}
+		if (rc < 0)
+			return -1;
+		if (sp_state(id, &st) < 0)
+			return -1;
+		if (!st.up || st.down)
+			return rp_fail("the association to uiwarp is not up "
+				       "(%s)", st.down ?
+				       strerror(st.down_err) : "not yet");
+		if (rp_ddps_send_ctl(&e->rp, UIW_DDPS_INITIATE, NULL, NULL,
+				     0) < 0 || accept_request(e, p) < 0)
+			return -1;
+		rc = rp_ddps_recv_ctl(&e->rp);
+		if (rc < 0)
+			return -1;
+		/* RFC 5043 §6.2: the Accept, DDP-SSN 0 of uiwarp's side,
+		 * with the (empty) private data of the ULP. */
+		if (rc != UIW_DDPS_ACCEPT || e->rp.ctl.ssn != 0 ||
+		    e->rp.ctl.pd_len != 0)
+			return rp_fail("uiwarp answered the Initiate with a %s "
+				       "(DDP-SSN %u, %u octets of private "
+				       "data)", uiw_ddps_fc_name((uint16_t)rc),
+				       e->rp.ctl.ssn, e->rp.ctl.pd_len);
+		return 0;
+	}
+	uiw_sctp_started = true;
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET };
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons(e->rp_port);
+		rc = uiw_cm_connect(e->ch, e->qp, (struct sockaddr *)&a,
+				    sizeof(a), p, &e->id);
+		if (rc)
+			return api_fail("uiw_cm_connect", rc);
+	}
+	if (sp_accept(e->sp_lid, &id, 0) < 0)
+		return -1;
+	rp_sctp_init(&e->rp, id, 0);
+	e->rp_open = true;
+	if (rp_ddps_respond(&e->rp, NULL, NULL, 0) < 0)
+		return -1;
+	if (e->rp.ctl.fc != UIW_DDPS_INITIATE || e->rp.ctl.ssn != 0 ||
+	    e->rp.ctl.pd_len != 0)
+		return rp_fail("uiwarp's first control message is a %s "
+			       "(DDP-SSN %u, %u octets of private data), not "
+			       "a plain Initiate", uiw_ddps_fc_name(e->rp.ctl.fc),
+			       e->rp.ctl.ssn, e->rp.ctl.pd_len);
+	return cf_wait_event(e, UIW_CM_EVENT_ESTABLISHED, e->id, NULL);
 }
 
 int cf_connect(struct cf_env *e)
 {
 	struct uiw_conn_param p;
-	struct uiw_cm_event ev;
 	int rc;
 
 	conn_param(e, &p);
-	if (e->o.role == CF_RAW_INITIATES) {
+	if (e->o.llp == CF_LLP_SCTP) {
+		if (sctp_connect(e, &p) < 0)
+			return -1;
+	} else if (e->o.role == CF_RAW_INITIATES) {
 		if (rp_connect(&e->rp, e->port, e->o.raw_rcvbuf) < 0)
 			return -1;
 		e->rp_open = true;
 		if (rp_mpa_send_frame(&e->rp, false, e->o.raw_flags, 1, NULL,
-				      0) < 0)
-			return -1;
-		if (cf_wait_event(e, UIW_CM_EVENT_CONNECT_REQUEST, NULL,
-				  &ev) < 0)
-			return -1;
-		e->id = ev.id;
-		rc = uiw_cm_accept(e->id, e->qp, &p);
-		if (rc)
-			return api_fail("uiw_cm_accept", rc);
-		if (cf_wait_event(e, UIW_CM_EVENT_ESTABLISHED, e->id, NULL) <
-		    0)
+				      0) < 0 || accept_request(e, &p) < 0)
 			return -1;
 		if (rp_mpa_read_frame(&e->rp, true) < 0)
 			return -1;
@@ -694,6 +901,9 @@ int cf_close(struct cf_env *e)
 	if (e->rp_lfd >= 0)
 		close(e->rp_lfd);
 	e->rp_lfd = -1;
+	if (e->sp_lid >= 0)
+		sp_close(e->sp_lid);
+	e->sp_lid = -1;
 	if (e->id && uiw_cm_destroy_id(e->id))
 		bad++;
 	e->id = NULL;
@@ -897,6 +1107,11 @@ static int expect_closed(struct cf_env *e, uiw_err_t err, int origin)
 			       extra, rp_hex(e->rp.dropped, e->rp.ndropped,
 					     hx, sizeof(hx)));
 	}
+	/* Over SCTP the Session Terminate goes out as the session ends
+	 * (ddps.c), and may be read here before uiwarp's progress thread
+	 * has taken the QP out of RTS. */
+	if (e->rp.sctp && cf_wait_not_rts(e) < 0)
+		return -1;
 	if (check_cause(e, err, origin, false) < 0)
 		return -1;
 	return end_of_case(e, err, origin);

@@ -15,6 +15,15 @@
  * changed except where the case said it may, and that the connection is
  * closed on both sides.
  *
+ * The lower layer is MPA over TCP, or DDP over SCTP (RFC 5043) when
+ * $UIW_CF_LLP is "sctp" (cf_llp()): uiwarp then listens or connects over
+ * SCTP on UDP (UIW_LLP_SCTP_UDP), the raw peer is an association of the
+ * SCTP peer process (sctppeer.h), the startup is a DDP Stream Session
+ * (plain Initiate and Accept, as revision 1 is over TCP), and the
+ * checks of the end of a case read its Session Terminate where TCP has
+ * its FIN.  Cases about MPA itself do not run there; cf_run_tests says
+ * which and why.
+ *
  * Functions return 0 on success and -1 with cf_err() / rp_err() set;
  * CF_OK() turns that into a cmocka failure.
  */
@@ -27,6 +36,7 @@
 #include <uiwarp/uiwarp.h>
 
 #include "rawpeer.h"
+#include "sctppeer.h"
 #include "wire/ddp.h"
 
 #define CF_OK(expr)							\
@@ -68,6 +78,17 @@ enum cf_role {
 	CF_RAW_RESPONDS,       /* uiwarp connects */
 };
 
+enum cf_llp {
+	CF_LLP_TCP = 0,        /* MPA over TCP (RFC 5044) */
+	CF_LLP_SCTP,           /* DDP over SCTP over UDP (RFC 5043, 6951) */
+};
+/* The LLP $UIW_CF_LLP names ("tcp" or unset, "sctp"); -1 for anything
+ * else. */
+int cf_llp(void);
+/* The UDP port uiwarp's SCTP listeners receive on (one per process,
+ * free when first asked for). */
+uint16_t cf_udp_port(void);
+
 struct cf_opts {
 	enum cf_role role;
 	uint8_t raw_flags;             /* M, C in the raw peer's frame */
@@ -81,6 +102,9 @@ struct cf_opts {
 	int conn_timeout_ms;           /* connect/accept param (0: default) */
 	int cqe;                       /* 0: 256 */
 	struct uiw_device *dev;        /* a device to share (NULL: own) */
+	enum cf_llp llp;               /* cf_opts_init: cf_llp() */
+	uint16_t sctp_sid;             /* SCTP: the raw initiator's stream */
+	struct sp_opts sp;             /* SCTP: the raw peer's association */
 };
 
 struct cf_region {
@@ -112,6 +136,8 @@ struct cf_env {
 	uint16_t port;                 /* uiwarp's listener port */
 	int rp_lfd;                    /* raw listener (CF_RAW_RESPONDS) */
 	uint16_t rp_port;
+	int sp_lid;                    /* SCTP: the raw listener */
+	uint16_t rp_udp_port;          /* SCTP: its UDP port */
 	struct rp_conn rp;
 	bool rp_open;
 	/* One allocation: guard, region, guard, region, ..., guard. */
@@ -143,7 +169,9 @@ void cf_opts_init(struct cf_opts *o);
 /* Objects, regions (filled with a known pattern), the listener (or the
  * raw listener), posted receives.  Nothing connected yet. */
 int cf_setup(struct cf_env *e, const struct cf_opts *o);
-/* MPA startup as o->role says, both sides in Full Operation. */
+/* MPA startup as o->role says, both sides in Full Operation; over SCTP
+ * the DDP Stream Session (a plain Initiate and Accept on the raw peer's
+ * stream o->sctp_sid, or on the one uiwarp's Initiate picks). */
 int cf_connect(struct cf_env *e);
 /* One valid FPDU from the initiator so that the responder may send
  * (RFC 5044 §7.1.2 rule 4): the raw peer's Send into receive 0, or
@@ -229,6 +257,20 @@ int cf_expect_closed_llp(struct cf_env *e, uiw_err_t err);
  * cf_expect_term takes it from there).  *got: payload octets read. */
 int cf_read_resp(struct cf_env *e, uint32_t sink_stag, uint64_t sink_to,
 		 const uint8_t *src, size_t len, size_t *got);
+
+/* The cases a group leaves out over SCTP, each with why (they are about
+ * MPA itself: CRC, markers, FPDU delineation, the startup frames). */
+struct cf_mpa_only {
+	const char *name;              /* "test_..." as in the group */
+	const char *why;
+};
+/* Runs the group over the LLP of $UIW_CF_LLP: over SCTP it starts the
+ * raw SCTP peer first (before anything in this process initialises
+ * usrsctp), and runs every case but those of mpa_only (terminated by a
+ * NULL name), which it lists with their reasons. */
+struct CMUnitTest;
+int cf_run_tests(const char *name, const struct CMUnitTest *tests, size_t n,
+		 const struct cf_mpa_only *mpa_only);
 
 /* cmocka fixtures: the test's state is a zeroed struct cf_env; after
  * the test cf_close checks the end of the connection, then it is freed

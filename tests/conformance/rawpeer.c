@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sctppeer.h"
 #include "wire/crc32c.h"
 
 /* ---- Messages and time ------------------------------------------------ */
@@ -191,8 +192,15 @@ int rp_connect(struct rp_conn *c, uint16_t port, int rcvbuf)
 	return conn_init(c, fd);
 }
 
+static void sctp_end(struct rp_conn *c, bool abort);
+static int sctp_session_terminate(struct rp_conn *c);
+
 void rp_close(struct rp_conn *c)
 {
+	if (c->sctp) {
+		sctp_end(c, false);
+		return;
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -205,6 +213,10 @@ void rp_abort(struct rp_conn *c)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
+	if (c->sctp) {
+		sctp_end(c, true);
+		return;
+	}
 	if (c->fd >= 0)
 		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	rp_close(c);
@@ -212,15 +224,39 @@ void rp_abort(struct rp_conn *c)
 
 int rp_shutdown_wr(struct rp_conn *c)
 {
+	if (c->sctp)
+		return sctp_session_terminate(c);
 	if (shutdown(c->fd, SHUT_WR) < 0)
 		return rp_fail("shutdown: %s", strerror(errno));
 	return 0;
+}
+
+int rp_set_rcvbuf(struct rp_conn *c, int bytes)
+{
+	if (c->sctp)
+		return sp_set_rcvbuf(c->sp, bytes) < 0 ? -1 : 0;
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &bytes,
+		       sizeof(bytes)) < 0)
+		return rp_fail("SO_RCVBUF: %s", strerror(errno));
+	return 0;
+}
+
+/* Calls about MPA's byte stream have no meaning over SCTP. */
+static int mpa_only(const struct rp_conn *c, const char *what)
+{
+	if (!c->sctp)
+		return 0;
+	return rp_fail("%s is about MPA over TCP; this connection is DDP "
+		       "over SCTP", what);
 }
 
 int rp_write_raw(struct rp_conn *c, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	int64_t deadline = rp_now_ms() + rp_timeout_ms();
+
+	if (mpa_only(c, "writing stream octets") < 0)
+		return -1;
 
 	while (len > 0) {
 		ssize_t r = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -312,6 +348,8 @@ static void take(struct rp_conn *c, size_t n)
 
 int rp_read_raw(struct rp_conn *c, void *buf, size_t len)
 {
+	if (mpa_only(c, "reading stream octets") < 0)
+		return -1;
 	if (fill(c, len, rp_now_ms() + rp_timeout_ms()) < 0)
 		return -1;
 	memcpy(buf, c->rbuf, len);
@@ -319,11 +357,16 @@ int rp_read_raw(struct rp_conn *c, void *buf, size_t len)
 	return 0;
 }
 
+static int sctp_wait_closed(struct rp_conn *c, size_t *extra);
+static int sctp_quiet_for(struct rp_conn *c, int ms);
+
 int rp_wait_closed(struct rp_conn *c, size_t *extra)
 {
 	int64_t deadline = rp_now_ms() + rp_timeout_ms();
 	size_t n = 0;
 
+	if (c->sctp)
+		return sctp_wait_closed(c, extra);
 	c->ndropped = 0;
 	for (;;) {
 		int r;
@@ -357,6 +400,8 @@ int rp_quiet_for(struct rp_conn *c, int ms)
 	struct pollfd q = { .fd = c->fd, .events = POLLIN };
 	int r;
 
+	if (c->sctp)
+		return sctp_quiet_for(c, ms);
 	if (c->rlen || c->eof || c->rx_errno)
 		return 0;
 	r = poll(&q, 1, ms);
@@ -412,6 +457,8 @@ int rp_mpa_read_frame(struct rp_conn *c, bool reply)
 	uiw_err_t e;
 	char hx[200];
 
+	if (mpa_only(c, "an MPA startup frame") < 0)
+		return -1;
 	if (fill(c, UIW_MPA_HDR_LEN, deadline) < 0)
 		return rp_fail("reading the MPA %s: %s",
 			       reply ? "Reply" : "Request", rp_err());
@@ -528,6 +575,8 @@ long rp_fpdu_marker_off(uint64_t pos, size_t ulpdu_len, bool markers,
 
 int rp_send_stream(struct rp_conn *c, const void *buf, size_t len)
 {
+	if (mpa_only(c, "writing stream octets") < 0)
+		return -1;
 	if (rp_write_raw(c, buf, len) < 0)
 		return -1;
 	c->tx_pos += len;
@@ -538,10 +587,13 @@ int rp_send_stream(struct rp_conn *c, const void *buf, size_t len)
 
 int rp_send_fpdu(struct rp_conn *c, const void *ulpdu, size_t len)
 {
-	uint8_t *b = malloc(FPDU_BUF_MAX);
+	uint8_t *b;
 	size_t n;
 	int r;
 
+	if (c->sctp)
+		return rp_sctp_send(c, SP_PPID_DDP, ulpdu, len);
+	b = malloc(FPDU_BUF_MAX);
 	if (!b)
 		return rp_fail("out of memory");
 	n = rp_fpdu_build(c, b, FPDU_BUF_MAX, ulpdu, len);
@@ -550,6 +602,41 @@ int rp_send_fpdu(struct rp_conn *c, const void *ulpdu, size_t len)
 		return rp_fail("cannot frame a ULPDU of %zu octets", len);
 	}
 	r = rp_send_stream(c, b, n);
+	free(b);
+	return r;
+}
+
+int rp_send_fpdus(struct rp_conn *c, const struct iovec *ulpdu, int n)
+{
+	uint8_t *b;
+	size_t at = 0, len;
+	uint64_t pos = c->tx_pos;
+	int i, r;
+
+	if (c->sctp) {
+		for (i = 0; i < n; i++)
+			if (rp_sctp_send(c, SP_PPID_DDP, ulpdu[i].iov_base,
+					 ulpdu[i].iov_len) < 0)
+				return -1;
+		return 0;
+	}
+	b = malloc((size_t)n * FPDU_BUF_MAX);
+	if (!b)
+		return rp_fail("out of memory");
+	for (i = 0; i < n; i++) {
+		len = rp_fpdu_build(c, b + at, (size_t)n * FPDU_BUF_MAX - at,
+				    ulpdu[i].iov_base, ulpdu[i].iov_len);
+		if (!len) {
+			c->tx_pos = pos;
+			free(b);
+			return rp_fail("cannot frame a ULPDU of %zu octets",
+				       ulpdu[i].iov_len);
+		}
+		at += len;
+		c->tx_pos += len;       /* the next one's position */
+	}
+	c->tx_pos = pos;
+	r = rp_send_stream(c, b, at);
 	free(b);
 	return r;
 }
@@ -589,10 +676,15 @@ static int check_sender_rules(const struct rp_conn *c, uint16_t ulpdu_len)
 	return 0;
 }
 
+static int sctp_recv_seg(struct rp_conn *c, uint8_t *ulpdu, size_t cap,
+			 size_t *len);
+
 int rp_recv_fpdu(struct rp_conn *c, uint8_t *ulpdu, size_t cap, size_t *len)
 {
 	int64_t deadline = rp_now_ms() + rp_timeout_ms();
 
+	if (c->sctp)
+		return sctp_recv_seg(c, ulpdu, cap, len);
 	for (;;) {
 		uint16_t ul = 0;
 		size_t used = 0;
@@ -763,4 +855,396 @@ int rp_recv_term(struct rp_conn *c, struct rp_seg *s, struct uiw_term *t)
 		return rp_fail("Terminate control field is not in the RFC "
 			       "layout: %s", rp_hex(s->pl, 4, hx, sizeof(hx)));
 	return 0;
+}
+
+/* ---- DDP over SCTP (RFC 5043) ------------------------------------------ */
+
+void rp_sctp_init(struct rp_conn *c, int sp, uint16_t sid)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->msn[0] = c->msn[1] = c->msn[2] = c->msn[3] = 1;
+	c->sctp = true;
+	c->sp = sp;
+	c->sid = sid;
+	/* Not a byte stream: DDP over SCTP has no MPA startup (Full
+	 * Operation from the first chunk, no CRC, no markers). */
+	c->full = true;
+}
+
+void rp_chunk_free(struct rp_chunk *ch)
+{
+	free(ch->buf);
+	ch->buf = NULL;
+}
+
+static void held_free(struct rp_conn *c)
+{
+	unsigned i;
+
+	for (i = 0; i < RP_HELD_MAX; i++) {
+		free(c->held[i].buf);
+		c->held[i].buf = NULL;
+	}
+}
+
+int rp_sctp_send_raw(struct rp_conn *c, uint16_t sid, uint32_t ppid,
+		     bool unordered, const void *buf, size_t len)
+{
+	return sp_send(c->sp, sid, ppid, unordered, buf, len) < 0 ? -1 : 0;
+}
+
+int rp_sctp_send(struct rp_conn *c, uint32_t ppid, const void *buf,
+		 size_t len)
+{
+	uint8_t *b = malloc(len + UIW_DDPS_SSN_LEN);
+	int r;
+
+	if (!b)
+		return rp_fail("out of memory");
+	/* RFC 5043 §5.2.1: the DDP-SSN, the stream's submission order;
+	 * §10: unordered. */
+	uiw_ddps_put_ssn(b, c->tx_ssn);
+	if (len)
+		memcpy(b + UIW_DDPS_SSN_LEN, buf, len);
+	r = rp_sctp_send_raw(c, c->sid, ppid, true, b,
+			     len + UIW_DDPS_SSN_LEN);
+	free(b);
+	if (r < 0)
+		return -1;
+	c->tx_ssn++;
+	return 0;
+}
+
+/* A chunk of the stream: in its DDP-SSN's place. */
+static int sctp_hold(struct rp_conn *c, struct sp_msg *m)
+{
+	uint16_t ssn, ahead;
+	struct rp_held *h;
+	char hx[64];
+
+	if (m->len < UIW_DDPS_SSN_LEN) {
+		rp_fail("a chunk of %zu octets on stream %u (PPID %u): "
+			"shorter than its DDP-SSN", m->len, m->sid, m->ppid);
+		sp_msg_free(m);
+		return -1;
+	}
+	/* RFC 5043 §10: the U flag on every chunk. */
+	if (!(m->flags & SP_F_UNORDERED)) {
+		rp_fail("a chunk on stream %u (PPID %u, DDP-SSN %u) without "
+			"the U flag (RFC 5043 §10)", m->sid, m->ppid,
+			uiw_ddps_ssn(m->data));
+		sp_msg_free(m);
+		return -1;
+	}
+	ssn = uiw_ddps_ssn(m->data);
+	ahead = (uint16_t)(ssn - c->rx_ssn);
+	if (ahead >= RP_HELD_MAX) {
+		rp_fail("a chunk with DDP-SSN %u on stream %u when %u is next "
+			"(RFC 5043 §6: no gap, no DDP-SSN twice): %s", ssn,
+			m->sid, c->rx_ssn,
+			rp_hex(m->data, m->len, hx, sizeof(hx)));
+		sp_msg_free(m);
+		return -1;
+	}
+	h = &c->held[ssn % RP_HELD_MAX];
+	if (h->buf) {
+		rp_fail("DDP-SSN %u twice on stream %u", ssn, m->sid);
+		sp_msg_free(m);
+		return -1;
+	}
+	h->buf = m->data;
+	h->len = m->len;
+	h->ppid = m->ppid;
+	h->flags = m->flags;
+	m->data = NULL;
+	return 0;
+}
+
+int rp_sctp_next(struct rp_conn *c, struct rp_chunk *ch, int timeout_ms)
+{
+	int64_t deadline = rp_now_ms() +
+			   (timeout_ms > 0 ? timeout_ms : rp_timeout_ms());
+
+	memset(ch, 0, sizeof(*ch));
+	for (;;) {
+		struct rp_held *h = &c->held[c->rx_ssn % RP_HELD_MAX];
+		struct sp_msg m;
+		int64_t left;
+		int rc;
+
+		if (h->buf) {
+			ch->buf = h->buf;
+			ch->len = h->len;
+			ch->ppid = h->ppid;
+			ch->flags = h->flags;
+			ch->ssn = c->rx_ssn++;
+			h->buf = NULL;
+			return 0;
+		}
+		if (c->down)
+			return rp_fail("the association is over (stream %u, "
+				       "DDP-SSN %u next)", c->sid, c->rx_ssn);
+		left = deadline - rp_now_ms();
+		if (left <= 0)
+			return rp_fail("no chunk with DDP-SSN %u on stream %u "
+				       "within %d ms", c->rx_ssn, c->sid,
+				       timeout_ms > 0 ? timeout_ms :
+				       rp_timeout_ms());
+		rc = sp_recv(c->sp, c->sid, &m, (int)left);
+		if (rc == -ECONNRESET || rc == -ENOTCONN) {
+			c->down = true;
+			c->eof = rc == -ENOTCONN;
+			c->rx_errno = rc == -ECONNRESET ? ECONNRESET : 0;
+			continue;
+		}
+		if (rc < 0)
+			return rp_fail("waiting for DDP-SSN %u on stream %u: %s",
+				       c->rx_ssn, c->sid, rp_err());
+		if (sctp_hold(c, &m) < 0)
+			return -1;
+	}
+}
+
+static const char *ctl_name(const uint8_t *buf, size_t len)
+{
+	return len >= UIW_DDPS_CTL_HDR ?
+	       uiw_ddps_fc_name(uiw_ddps_ssn(buf + UIW_DDPS_SSN_LEN)) :
+	       "control message too short";
+}
+
+/* A DDP segment: the next chunk, which must be a DDP Segment Chunk. */
+static int sctp_recv_seg(struct rp_conn *c, uint8_t *ulpdu, size_t cap,
+			 size_t *len)
+{
+	struct rp_chunk ch;
+	char hx[200];
+
+	if (rp_sctp_next(c, &ch, 0) < 0)
+		return rp_fail("waiting for a DDP Segment Chunk: %s",
+			       rp_err());
+	if (ch.ppid != SP_PPID_DDP) {
+		if (ch.ppid == SP_PPID_CTL && ch.len == UIW_DDPS_CTL_HDR &&
+		    uiw_ddps_ssn(ch.buf + 2) == UIW_DDPS_TERMINATE)
+			c->sess_term_rcvd = true;
+		rp_fail("a chunk with PPID %u (%s, DDP-SSN %u) where a DDP "
+			"Segment Chunk was expected: %s", ch.ppid,
+			ch.ppid == SP_PPID_CTL ? ctl_name(ch.buf, ch.len) :
+			"not DDP's", ch.ssn,
+			rp_hex(ch.buf, ch.len, hx, sizeof(hx)));
+		rp_chunk_free(&ch);
+		return -1;
+	}
+	*len = ch.len - UIW_DDPS_SSN_LEN;
+	if (*len > cap) {
+		rp_chunk_free(&ch);
+		return rp_fail("a DDP segment of %zu octets", *len);
+	}
+	memcpy(ulpdu, ch.buf + UIW_DDPS_SSN_LEN, *len);
+	rp_chunk_free(&ch);
+	return 0;
+}
+
+int rp_ddps_send_ctl(struct rp_conn *c, uint16_t fc,
+		     const struct uiw_mpa_v2 *v2, const void *pd,
+		     uint16_t pd_len)
+{
+	uint8_t b[UIW_DDPS_CTL_MAX];
+	struct uiw_mpa_v2 zero = { 0 };
+	int n = uiw_ddps_ctl_encode(b, c->tx_ssn, fc, v2 ? v2 : &zero, pd,
+				    pd_len);
+
+	if (n < 0)
+		return rp_fail("cannot encode a %s with %u octets of private "
+			       "data (%d)", uiw_ddps_fc_name(fc), pd_len, n);
+	/* The encoder wrote the DDP-SSN; rp_sctp_send writes it again. */
+	if (rp_sctp_send(c, SP_PPID_CTL, b + UIW_DDPS_SSN_LEN,
+			 (size_t)n - UIW_DDPS_SSN_LEN) < 0)
+		return -1;
+	if (fc == UIW_DDPS_TERMINATE)
+		c->sess_term_sent = true;
+	return 0;
+}
+
+static int ctl_take(struct rp_conn *c, struct rp_chunk *ch)
+{
+	const char *why = NULL;
+	char hx[200];
+
+	if (ch->ppid != SP_PPID_CTL) {
+		rp_fail("a chunk with PPID %u (DDP-SSN %u) where a session "
+			"control message was expected: %s", ch->ppid, ch->ssn,
+			rp_hex(ch->buf, ch->len, hx, sizeof(hx)));
+		rp_chunk_free(ch);
+		return -1;
+	}
+	if (uiw_ddps_ctl_decode(ch->buf, ch->len, &c->ctl, &why) < 0) {
+		rp_fail("a session control message that does not decode "
+			"(%s): %s", why ? why : "?",
+			rp_hex(ch->buf, ch->len, hx, sizeof(hx)));
+		rp_chunk_free(ch);
+		return -1;
+	}
+	if (c->ctl.pd_len)
+		memcpy(c->ctl_pd, c->ctl.pd, c->ctl.pd_len);
+	c->ctl.pd = c->ctl_pd;
+	if (c->ctl.fc == UIW_DDPS_TERMINATE)
+		c->sess_term_rcvd = true;
+	rp_chunk_free(ch);
+	return c->ctl.fc;
+}
+
+int rp_ddps_recv_ctl(struct rp_conn *c)
+{
+	struct rp_chunk ch;
+
+	if (rp_sctp_next(c, &ch, 0) < 0)
+		return rp_fail("waiting for a session control message: %s",
+			       rp_err());
+	return ctl_take(c, &ch);
+}
+
+int rp_ddps_initiate(struct rp_conn *c, const struct uiw_mpa_v2 *v2,
+		     const void *pd, uint16_t pd_len)
+{
+	uint16_t want = v2 ? UIW_DDPS_E_ACCEPT : UIW_DDPS_ACCEPT;
+	int fc;
+
+	if (rp_ddps_send_ctl(c, v2 ? UIW_DDPS_E_INITIATE : UIW_DDPS_INITIATE,
+			     v2, pd, pd_len) < 0)
+		return -1;
+	fc = rp_ddps_recv_ctl(c);
+	if (fc < 0)
+		return -1;
+	if (fc != want)
+		return rp_fail("the answer to our %sInitiate is a %s, not "
+			       "an %s", v2 ? "Enhanced " : "",
+			       uiw_ddps_fc_name((uint16_t)fc),
+			       uiw_ddps_fc_name(want));
+	return 0;
+}
+
+int rp_ddps_await(struct rp_conn *c, int timeout_ms)
+{
+	struct rp_chunk ch = { 0 };
+	struct sp_msg m;
+	int fc;
+
+	/* The stream is the one the Initiate comes on (RFC 5043 §6.2),
+	 * its DDP-SSNs from 0 both ways (§6.1). */
+	if (sp_recv(c->sp, -1, &m, timeout_ms) < 0)
+		return rp_fail("waiting for an Initiate: %s", rp_err());
+	c->sid = m.sid;
+	c->rx_ssn = 0;
+	c->tx_ssn = 0;
+	if (sctp_hold(c, &m) < 0 || rp_sctp_next(c, &ch, 0) < 0)
+		return -1;
+	fc = ctl_take(c, &ch);
+	if (fc < 0)
+		return -1;
+	if (fc != UIW_DDPS_INITIATE && fc != UIW_DDPS_E_INITIATE)
+		return rp_fail("the first control message on stream %u is a "
+			       "%s, not an Initiate", c->sid,
+			       uiw_ddps_fc_name((uint16_t)fc));
+	return fc;
+}
+
+int rp_ddps_respond(struct rp_conn *c, const struct uiw_mpa_v2 *v2,
+		    const void *pd, uint16_t pd_len)
+{
+	int fc = rp_ddps_await(c, 0);
+
+	if (fc < 0)
+		return -1;
+	return rp_ddps_send_ctl(c, fc == UIW_DDPS_E_INITIATE ?
+				UIW_DDPS_E_ACCEPT : UIW_DDPS_ACCEPT, v2, pd,
+				pd_len);
+}
+
+static int sctp_session_terminate(struct rp_conn *c)
+{
+	if (c->sess_term_sent || c->down)
+		return 0;
+	return rp_ddps_send_ctl(c, UIW_DDPS_TERMINATE, NULL, NULL, 0);
+}
+
+static void sctp_end(struct rp_conn *c, bool abort)
+{
+	if (!c->sctp || c->sp < 0)
+		return;
+	if (abort) {
+		sp_abort(c->sp);
+	} else {
+		/* RFC 5043 §6.2: our Session Terminate ends our side of the
+		 * session; the association goes with it (a new case opens
+		 * a new one). */
+		sctp_session_terminate(c);
+		sp_close(c->sp);
+	}
+	c->sp = -1;
+	held_free(c);
+}
+
+/* The other end's Session Terminate, after any DDP segments (counted in
+ * *extra), or the association's end. */
+static int sctp_wait_closed(struct rp_conn *c, size_t *extra)
+{
+	struct rp_chunk ch;
+	size_t n = 0;
+	int fc;
+
+	c->ndropped = 0;
+	for (;;) {
+		if (rp_sctp_next(c, &ch, 0) < 0) {
+			if (c->down)
+				break;
+			return rp_fail("waiting for the other end's Session "
+				       "Terminate: %s", rp_err());
+		}
+		if (ch.ppid == SP_PPID_CTL) {
+			fc = ctl_take(c, &ch);
+			if (fc < 0)
+				return -1;
+			if (fc != UIW_DDPS_TERMINATE)
+				return rp_fail("a %s where the Session "
+					       "Terminate was expected",
+					       uiw_ddps_fc_name((uint16_t)fc));
+			if (extra)
+				*extra = n;
+			return RP_CLOSED_FIN;
+		}
+		if (c->ndropped < sizeof(c->dropped)) {
+			size_t k = sizeof(c->dropped) - c->ndropped;
+
+			if (k > ch.len)
+				k = ch.len;
+			memcpy(c->dropped + c->ndropped, ch.buf, k);
+			c->ndropped += k;
+		}
+		n += ch.len - UIW_DDPS_SSN_LEN;
+		rp_chunk_free(&ch);
+	}
+	if (extra)
+		*extra = n;
+	return RP_CLOSED_RESET;
+}
+
+static int sctp_quiet_for(struct rp_conn *c, int ms)
+{
+	struct sp_msg m;
+	int rc;
+
+	if (c->held[c->rx_ssn % RP_HELD_MAX].buf || c->down ||
+	    sp_pending(c->sp, c->sid))
+		return 0;
+	rc = sp_recv(c->sp, c->sid, &m, ms);
+	if (rc == -ETIMEDOUT)
+		return 1;
+	if (rc == -ECONNRESET || rc == -ENOTCONN) {
+		c->down = true;
+		return 0;
+	}
+	if (rc < 0)
+		return -1;
+	return sctp_hold(c, &m) < 0 ? -1 : 0;
 }

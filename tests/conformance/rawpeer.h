@@ -14,6 +14,16 @@
  * poll(2) until a deadline (rp_timeout_ms(): 10 s, or
  * $UIW_TEST_TIMEOUT_MS).  Nothing sleeps.
  *
+ * Over SCTP (RFC 5043) the same calls carry the same DDP segments: the
+ * connection is a DDP stream, one stream of an association the raw SCTP
+ * peer process has (sctppeer.h); a "frame" the raw peer writes is one
+ * DDP Segment Chunk (PPID 16: DDP-SSN, then the segment) with the U
+ * flag, and what it reads are chunks, put back in DDP-SSN order and
+ * checked (U flag set, no DDP-SSN twice).  The connection's end is the
+ * DDP Stream Session Terminate (PPID 17, function code 4) rather than a
+ * FIN.  The calls that are about MPA itself (startup frames, stream
+ * octets, FPDU layout) fail there.
+ *
  * Functions return 0 (or a count) on success and -1 on failure; rp_err()
  * then says what went wrong.  RP_OK() turns a failure into a cmocka
  * failure when <cmocka.h> is included first.
@@ -24,12 +34,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "wire/ddp.h"
+#include "wire/ddps.h"
 #include "wire/mpa.h"
 
 #define RP_TIMEOUT_MS_DEFAULT 10000
 #define RP_ULPDU_MAX 65535
+/* DDP-SSNs a chunk may come ahead of its turn (held until then). */
+#define RP_HELD_MAX 256
 
 /* What the last failing rp_ call in this thread complained about. */
 const char *rp_err(void);
@@ -72,6 +86,24 @@ struct rp_conn {
 	size_t ndropped;
 	/* Next MSN we send on untagged queues 0..3 (RFC 5041 §4.3: from 1) */
 	uint32_t msn[4];
+	/* DDP over SCTP (RFC 5043): the association in the SCTP peer
+	 * process and the stream of this DDP stream (both directions). */
+	bool sctp;
+	int sp;
+	uint16_t sid;
+	uint16_t tx_ssn, rx_ssn;      /* next DDP-SSN sent / expected */
+	struct rp_held {              /* chunks ahead of their turn */
+		uint8_t *buf;
+		size_t len;
+		uint32_t ppid;
+		uint16_t flags;
+	} held[RP_HELD_MAX];
+	bool sess_term_sent;          /* our Session Terminate went */
+	bool sess_term_rcvd;          /* the other end's came */
+	bool down;                    /* the association is over */
+	/* The last session control message received (rp_ddps_recv_ctl). */
+	struct uiw_ddps_ctl ctl;
+	uint8_t ctl_pd[UIW_DDPS_PD_MAX];
 };
 
 /* Listens on 127.0.0.1 (port chosen by the system): the fd, or -1. */
@@ -81,12 +113,15 @@ int rp_accept(struct rp_conn *c, int lfd);
 /* Connects to 127.0.0.1:port.  rcvbuf > 0 sets SO_RCVBUF first (so that
  * a test can keep the other end's transmitter blocked). */
 int rp_connect(struct rp_conn *c, uint16_t port, int rcvbuf);
-/* Closes the socket (orderly: FIN) and frees the buffer. */
+/* Closes the socket (orderly: FIN) and frees the buffer.  SCTP: our
+ * Session Terminate (unless it went), then the association's SHUTDOWN. */
 void rp_close(struct rp_conn *c);
-/* Closes with a reset (SO_LINGER 0). */
+/* Closes with a reset (SO_LINGER 0).  SCTP: ABORT. */
 void rp_abort(struct rp_conn *c);
-/* Sends our FIN, keeps reading. */
+/* Sends our FIN, keeps reading.  SCTP: our Session Terminate. */
 int rp_shutdown_wr(struct rp_conn *c);
+/* The receive buffer (SO_RCVBUF of the socket or association). */
+int rp_set_rcvbuf(struct rp_conn *c, int bytes);
 
 /* Writes all len octets (not counted as Full Operation octets). */
 int rp_write_raw(struct rp_conn *c, const void *buf, size_t len);
@@ -96,7 +131,10 @@ int rp_read_raw(struct rp_conn *c, void *buf, size_t len);
 /* How the other end ended the connection, for rp_wait_closed. */
 enum { RP_CLOSED_FIN = 1, RP_CLOSED_RESET = 2 };
 /* Waits until the other end closes (FIN or reset) and returns how it
- * did; octets that arrived before are counted in *extra (and dropped). */
+ * did; octets that arrived before are counted in *extra (and dropped).
+ * SCTP: its Session Terminate (RP_CLOSED_FIN; one with private data or
+ * another control message fails) or the association's end (RESET);
+ * *extra counts the DDP segments' octets before it. */
 int rp_wait_closed(struct rp_conn *c, size_t *extra);
 /* 1 when nothing at all (no octet, no FIN) arrives for ms milliseconds,
  * 0 when something did, -1 on error.  A bounded negative check, used
@@ -149,8 +187,12 @@ long rp_fpdu_marker_off(uint64_t pos, size_t ulpdu_len, bool markers,
 			unsigned i);
 /* Writes octets of Full Operation (advances the transmit position). */
 int rp_send_stream(struct rp_conn *c, const void *buf, size_t len);
-/* Builds and sends one FPDU. */
+/* Builds and sends one FPDU (SCTP: one DDP Segment Chunk). */
 int rp_send_fpdu(struct rp_conn *c, const void *ulpdu, size_t len);
+/* Sends n ULPDUs at once: their FPDUs in one write (so that the other
+ * end has them all before it answers the first); SCTP: n chunks in a
+ * row. */
+int rp_send_fpdus(struct rp_conn *c, const struct iovec *ulpdu, int n);
 /* Reads the next FPDU, checking markers and CRC as negotiated; the ULPDU
  * goes to ulpdu (cap octets).  Fails on EOF, reset, time-out or a bad
  * FPDU. */
@@ -191,6 +233,54 @@ int rp_recv_seg(struct rp_conn *c, struct rp_seg *s);
  * untagged, QN 2, L set, MO 0, RDMAP opcode 7), and decodes its payload
  * in the RFC layout. */
 int rp_recv_term(struct rp_conn *c, struct rp_seg *s, struct uiw_term *t);
+
+/* ---- DDP over SCTP (RFC 5043) ------------------------------------------ */
+
+/* Makes c the DDP stream sid of association sp (sctppeer.h), DDP-SSN 0
+ * both ways. */
+void rp_sctp_init(struct rp_conn *c, int sp, uint16_t sid);
+/* One chunk with the next DDP-SSN of the stream before buf (PPID 16 or
+ * 17, any other for a case), U flag set. */
+int rp_sctp_send(struct rp_conn *c, uint32_t ppid, const void *buf,
+		 size_t len);
+/* One chunk exactly as given (DDP-SSN included or not) on any stream,
+ * ordered or not; the stream's DDP-SSN does not advance. */
+int rp_sctp_send_raw(struct rp_conn *c, uint16_t sid, uint32_t ppid,
+		     bool unordered, const void *buf, size_t len);
+/* A received chunk, in DDP-SSN order. */
+struct rp_chunk {
+	uint32_t ppid;
+	uint16_t ssn;
+	uint16_t flags;               /* SP_F_UNORDERED ... */
+	size_t len;                   /* with the DDP-SSN */
+	uint8_t *buf;                 /* malloc'd: rp_chunk_free */
+};
+void rp_chunk_free(struct rp_chunk *ch);
+/* The next chunk of the stream in DDP-SSN order (timeout_ms 0:
+ * rp_timeout_ms()).  Fails on a chunk without the U flag (RFC 5043 §10),
+ * a DDP-SSN already received or too far ahead, a time-out, or the
+ * association's end (c->down). */
+int rp_sctp_next(struct rp_conn *c, struct rp_chunk *ch, int timeout_ms);
+/* Session control (RFC 5043 §5.2.3, RFC 6581 §7): sends fc with the
+ * IRD/ORD word (enhanced codes) and private data. */
+int rp_ddps_send_ctl(struct rp_conn *c, uint16_t fc,
+		     const struct uiw_mpa_v2 *v2, const void *pd,
+		     uint16_t pd_len);
+/* The next chunk must be a valid session control message: decoded into
+ * c->ctl (its private data in c->ctl_pd).  Returns its function code. */
+int rp_ddps_recv_ctl(struct rp_conn *c);
+/* Active side: Initiate (enhanced with v2 when v2 is not NULL), then the
+ * Accept (enhanced if and only if the Initiate was). */
+int rp_ddps_initiate(struct rp_conn *c, const struct uiw_mpa_v2 *v2,
+		     const void *pd, uint16_t pd_len);
+/* Passive side: the next chunk of a stream not yet in use on the
+ * association opens it: it must be an Initiate (plain or enhanced, in
+ * c->ctl), and sets c->sid.  Returns its function code. */
+int rp_ddps_await(struct rp_conn *c, int timeout_ms);
+/* rp_ddps_await, then the Accept (in kind, with v2 for an enhanced
+ * one). */
+int rp_ddps_respond(struct rp_conn *c, const struct uiw_mpa_v2 *v2,
+		    const void *pd, uint16_t pd_len);
 
 /* Hex dump of n octets (at most 64 shown), for messages. */
 const char *rp_hex(const void *p, size_t n, char *buf, size_t cap);

@@ -675,6 +675,8 @@ static void test_r_terminate_received(void **state)
 
 int main(void)
 {
+	/* Over SCTP (RFC 5043): every case runs. */
+	static const struct cf_mpa_only mpa_only[] = { { NULL, NULL } };
 	const struct CMUnitTest tests[] = {
 		T(r_version),
 		T(r_opcode_reserved),
@@ -711,6 +713,6 @@ int main(void)
 		T(r_terminate_received),
 	};
 
-	return cmocka_run_group_tests_name("conformance: RDMAP", tests, NULL,
-					   NULL);
+	return cf_run_tests("conformance: RDMAP", tests,
+			    sizeof(tests) / sizeof(tests[0]), mpa_only);
 }

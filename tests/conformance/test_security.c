@@ -360,6 +360,8 @@ static void test_sec_cq_overflow_isolated(void **state)
 
 int main(void)
 {
+	/* Over SCTP (RFC 5043): every case runs. */
+	static const struct cf_mpa_only mpa_only[] = { { NULL, NULL } };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sec_stag_unpredictable),
 		cmocka_unit_test_setup_teardown(test_sec_dereg_revokes, cf_state_new,
@@ -372,6 +374,6 @@ int main(void)
 						setup_two, teardown_two),
 	};
 
-	return cmocka_run_group_tests_name("conformance: security", tests,
-					   NULL, NULL);
+	return cf_run_tests("conformance: security", tests,
+			    sizeof(tests) / sizeof(tests[0]), mpa_only);
 }

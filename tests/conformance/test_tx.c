@@ -315,8 +315,7 @@ static void test_tx_send_completes_after_sent(void **state)
 			 "octets had reached the peer",
 			 uiw_wc_status_str(wc.status), wc.byte_len, got, len);
 	/* Read the rest faster. */
-	setsockopt(e->rp.fd, SOL_SOCKET, SO_RCVBUF, &big_rcvbuf,
-		   sizeof(big_rcvbuf));
+	CF_OK(rp_set_rcvbuf(&e->rp, big_rcvbuf));
 	while (!s->h.last) {
 		CF_OK(rp_recv_seg(&e->rp, s));
 		assert_int_equal(s->h.mo, got);
@@ -356,6 +355,13 @@ static void test_tx_responder_waits(void **state)
 
 int main(void)
 {
+	/* Over SCTP (RFC 5043). */
+	static const struct cf_mpa_only mpa_only[] = {
+		{ "test_tx_responder_waits", "RFC 5044 §7.1.2 rule 4 (an MPA "
+		  "responder waits for the first FPDU); over SCTP either "
+		  "side may send first (RFC 6581 §7)" },
+		{ NULL, NULL },
+	};
 	const struct CMUnitTest tests[] = {
 		T(tx_send_segments),
 		T(tx_send_inv),
@@ -367,6 +373,6 @@ int main(void)
 		T(tx_responder_waits),
 	};
 
-	return cmocka_run_group_tests_name("conformance: transmit", tests,
-					   NULL, NULL);
+	return cf_run_tests("conformance: transmit", tests,
+			    sizeof(tests) / sizeof(tests[0]), mpa_only);
 }
