@@ -117,8 +117,10 @@ struct uiw_sctp_up {
 	 * orderly SHUTDOWN (ours or the peer's), -ECONNREFUSED (the peer
 	 * refused or aborted the setup), -ETIMEDOUT (setup or path gave
 	 * up), -ECONNRESET (the peer aborted), -ECONNABORTED (we
-	 * aborted: uiw_sctp_abort).  Messages received before are
-	 * delivered first.  a is freed when the call returns. */
+	 * aborted: uiw_sctp_abort), -EPROTO (the backend aborted it
+	 * because the peer broke one of its bounds: usrsctp's, a message
+	 * over 68 KiB).  Messages received before are delivered first.
+	 * a is freed when the call returns. */
 	void (*down)(void *ctx, struct uiw_sctp_assoc *a, int err);
 };
 
@@ -152,7 +154,7 @@ const struct uiw_sctp_info *uiw_sctp_assoc_info(
  * stream sid with ppid (host order; sent in network order).  The
  * message is copied.  Returns 0, -EAGAIN (no room now: writable
  * follows), -EMSGSIZE (longer than info.maxseg), -EINVAL (sid out of
- * range), -ENOTCONN (going down). */
+ * range, or no octets), -ENOTCONN (not up yet, or going down). */
 int uiw_sctp_send(struct uiw_sctp_assoc *a, uint16_t sid, uint32_t ppid,
 		  const struct iovec *iov, int iovcnt);
 /* DATA chunks sent and not yet acknowledged (SCTP_STATUS
