@@ -25,6 +25,11 @@ die() { say "error: $*"; exit 1; }
 # The modules the guest loads, with everything they depend on.
 guest_modules=(virtio_pci virtio_net ib_core ib_uverbs iw_cm ib_cm rdma_cm
                rdma_ucm crc32c_generic crc32c-intel libcrc32c siw)
+# Modules copied in with everything they depend on, but loaded only when a
+# test asks ("modprobe sctp" in the guest, from the modules.dep made for
+# the initramfs): the kernel's SCTP for test_sctp_kernel.sh.  The guest
+# boots as without them.
+guest_demand_modules=(sctp)
 # rdma-core's tools (and iproute2's rdma) copied into the guest.
 guest_tools=(rping ucmatose udaddy mckey rdma_server rdma_client cmtime
              rstream riostream rcopy ibv_devices ibv_devinfo ibv_asyncwatch
@@ -80,6 +85,7 @@ key=$( {
 	echo "kernel $img_pkg $kpkgver"
 	echo "host $hostvers"
 	echo "modules ${guest_modules[*]}"
+	echo "demand ${guest_demand_modules[*]}"
 	echo "tools ${guest_tools[*]}"
 	sha256sum "$here/build-guest.sh" "$here/guest-init.sh" | awk '{ print $1 }'
 } | sha256sum | awk '{ print $1 }')
@@ -194,19 +200,30 @@ if ! make -C "$hdr" M="$work/siw-p2p" -j "$(nproc)" modules > "$work/siw-p2p.log
 fi
 depmod -b "$work/k" "$kver"
 
-# Module load order, from modules.dep, each module once.
-modlist=$work/modules
-: > "$modlist"
-for m in "${guest_modules[@]}"; do
-	modprobe -d "$work/k" -S "$kver" --show-depends "$m" > "$work/dep.txt" 2>&1 ||
-		{ cat "$work/dep.txt" >&2; die "modprobe cannot resolve $m"; }
-	awk '$1 == "insmod" { print $2 }' "$work/dep.txt" |
-	while read -r path; do
-		rel=${path#"$modroot"/}
-		grep -qxF "$rel" "$modlist" || echo "$rel" >> "$modlist"
+# resolve LIST MODULE...: appends to LIST the modules MODULE... need, in
+# load order (from modules.dep), each once and none already in LIST or
+# in $modlist.
+resolve() {
+	local list=$1 m path rel
+	shift
+	for m in "$@"; do
+		modprobe -d "$work/k" -S "$kver" --show-depends "$m" > "$work/dep.txt" 2>&1 ||
+			{ cat "$work/dep.txt" >&2; die "modprobe cannot resolve $m"; }
+		awk '$1 == "insmod" { print $2 }' "$work/dep.txt" |
+		while read -r path; do
+			rel=${path#"$modroot"/}
+			grep -qxF "$rel" "$modlist" "$list" || echo "$rel" >> "$list"
+		done
 	done
-done
+}
+# Module load order, each module once; then those loaded on demand.
+modlist=$work/modules
+demandlist=$work/demand-modules
+: > "$modlist"
+: > "$demandlist"
+resolve "$modlist" "${guest_modules[@]}"
 grep -q 'extra/siw.ko' "$modlist" || die "siw.ko is not in the module list"
+resolve "$demandlist" "${guest_demand_modules[@]}"
 
 # ---------------------------------------------------------------- initramfs
 root=$work/initramfs
@@ -224,11 +241,16 @@ install -m 755 "$here/guest-init.sh" "$root/init"
 ln -s ../init "$root/bin/uiw-bg"
 ln -s ../init "$root/bin/uiw-waitport"
 
-while read -r rel; do
+cat "$modlist" "$demandlist" | while read -r rel; do
 	mkdir -p "$root/lib/modules/$kver/$(dirname "$rel")"
 	cp "$modroot/$rel" "$root/lib/modules/$kver/$rel"
-done < "$modlist"
+done
 cp "$modlist" "$root/etc/uiw/modules"
+# modules.dep of what the guest has, for busybox modprobe.
+cp "$modroot/modules.order" "$modroot/modules.builtin" \
+	"$modroot/modules.builtin.modinfo" "$root/lib/modules/$kver/" 2> /dev/null || true
+depmod -b "$root" "$kver" || die "depmod failed on the initramfs"
+[ -s "$root/lib/modules/$kver/modules.dep" ] || die "no modules.dep in the initramfs"
 cp "$work/siw-p2p/siw.ko" "$root/root/siw-p2p.ko"
 
 # Programs and every shared object they need, at the paths ldd names.
@@ -274,6 +296,7 @@ siwsum=$(sha256sum "$work/siw/siw.ko" | awk '{ print $1 }')
 	echo "siw_ko_sha256=$siwsum"
 	echo "host_packages=$hostvers"
 	echo "modules=$(tr '\n' ' ' < "$modlist")"
+	echo "demand_modules=$(tr '\n' ' ' < "$demandlist")"
 } > "$root/etc/uiw/info"
 
 mkdir -p "$out"

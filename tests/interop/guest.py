@@ -13,7 +13,8 @@ directory (config.json, console.log, qemu.log, the control socket, exit.json),
 so a shell test can call this file as a command several times:
 
     guest.py start --run DIR --cache CACHE [--hostfwd H[:G]]... \\
-                   [--guestfwd G[:H]]... [--owner PID] [--timeout S]
+                   [--guestfwd G[:H]]... [--udpfwd H[:G]]... [--open-net] \\
+                   [--owner PID] [--timeout S]
     guest.py run --run DIR [-t SECONDS] CMD...   (prints output, exits with
                                                   the command's status)
     guest.py bg-start --run DIR NAME CMD...      guest.py bg-wait --run DIR NAME
@@ -94,14 +95,24 @@ def detect_accel():
 
 
 def free_ports(n):
-    """n distinct TCP ports that are free on 127.0.0.1 right now."""
+    """n distinct ports that are free on 127.0.0.1 right now, for TCP and
+    for UDP (a port may be forwarded either way)."""
     socks = []
+    ports = []
     try:
-        for _ in range(n):
+        while len(ports) < n:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind(('127.0.0.1', 0))
             socks.append(s)
-        return [s.getsockname()[1] for s in socks]
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                u.bind(('127.0.0.1', s.getsockname()[1]))
+            except OSError:
+                u.close()
+                continue
+            socks.append(u)
+            ports.append(s.getsockname()[1])
+        return ports
     finally:
         for s in socks:
             s.close()
@@ -183,7 +194,8 @@ class Guest:
 
     def __init__(self, run_dir=None, cache=None, hostfwd=(), guestfwd=(),
                  accel=None, mem='1G', smp=1, append='',
-                 max_life=DEFAULT_MAX_LIFE, owner=None):
+                 max_life=DEFAULT_MAX_LIFE, owner=None, udpfwd=(),
+                 open_net=False):
         if run_dir is None:
             run_dir = tempfile.mkdtemp(prefix='uiw-guest.')
         self.run_dir = os.path.abspath(run_dir)
@@ -199,6 +211,12 @@ class Guest:
             'hostfwd': [list(parse_fwd(x)) for x in hostfwd],
             # (guest port, host port): 10.0.2.100:G -> 127.0.0.1:H
             'guestfwd': [list(parse_fwd(x)) for x in guestfwd],
+            # (host port, guest port): UDP 127.0.0.1:H -> 10.0.2.15:G
+            'udpfwd': [list(parse_fwd(x)) for x in udpfwd],
+            # restrict=off: the guest's own UDP (its answers to udpfwd
+            # traffic included) leaves QEMU, towards 10.0.2.2 = the
+            # host's loopback; with restrict=on it is dropped.
+            'open_net': bool(open_net),
             'accel': accel,
             'accel_reason': accel_reason or 'chosen by the caller',
             'mem': mem,
@@ -240,9 +258,12 @@ class Guest:
     # --------------------------------------------------------- lifecycle
     def qemu_argv(self):
         c = self.cfg
-        net = ['user', 'id=n0', 'restrict=on']
+        net = ['user', 'id=n0',
+               'restrict=off' if c.get('open_net') else 'restrict=on']
         for h, gp in c['hostfwd']:
             net.append('hostfwd=tcp:127.0.0.1:%d-%s:%d' % (h, GUEST_ADDR, gp))
+        for h, gp in c.get('udpfwd', []):
+            net.append('hostfwd=udp:127.0.0.1:%d-%s:%d' % (h, GUEST_ADDR, gp))
         for gp, h in c['guestfwd']:
             net.append('guestfwd=tcp:%s:%d-cmd:socat STDIO TCP4:127.0.0.1:%d'
                        % (HOST_ADDR_IN_GUEST, gp, h))
@@ -663,6 +684,11 @@ def main(argv=None):
                    metavar='H[:G]', help='127.0.0.1:H -> guest port G')
     p.add_argument('--guestfwd', action='append', default=[],
                    metavar='G[:H]', help='guest 10.0.2.100:G -> 127.0.0.1:H')
+    p.add_argument('--udpfwd', action='append', default=[],
+                   metavar='H[:G]', help='UDP 127.0.0.1:H -> guest port G')
+    p.add_argument('--open-net', action='store_true',
+                   help='restrict=off: the guest may send UDP to 10.0.2.2 '
+                        '(the host) and answer udpfwd traffic')
     p.add_argument('--accel', choices=('kvm', 'tcg'))
     p.add_argument('--mem', default='1G')
     p.add_argument('--smp', type=int, default=1)
@@ -715,7 +741,7 @@ def main(argv=None):
         if a.op == 'start':
             g = Guest(a.run, a.cache, a.hostfwd, a.guestfwd, a.accel, a.mem,
                       a.smp, a.append, a.max_life,
-                      a.owner or os.getppid())
+                      a.owner or os.getppid(), a.udpfwd, a.open_net)
             secs = g.start(a.timeout)
             print('guest ready in %.1fs (accel %s: %s)'
                   % (secs, g.cfg['accel'], g.cfg['accel_reason']),

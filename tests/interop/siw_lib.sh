@@ -184,6 +184,20 @@ job_end() {
 		> /dev/null 2>&1
 }
 
+# copy_in FILE PORT DEST: FILE into the guest as DEST (mode 755): busybox
+# nc listens on PORT (forwarded), the host sends the file, the guest's MD5
+# sum of it must match.
+copy_in() {
+	local file=$1 port=$2 dest=$3 sum got
+	sum=$(md5sum < "$file" | cut -d' ' -f1)
+	job_start "nc -l -p $port > $dest" > /dev/null 2>&1 &&
+		guest_wait_listen "$port" -t 30 > /dev/null 2>&1 || return 1
+	cat "$file" > "/dev/tcp/127.0.0.1/$port" || return 1
+	job_wait "$JOB" 30 "$SIW_TMP/nc.out" || return 1
+	got=$(guest_run -t 30 "chmod 755 $dest && md5sum $dest" | cut -d' ' -f1)
+	[ "$got" = "$sum" ]
+}
+
 # guest_dmesg_mark: remembers how much of the kernel log exists, so that
 # guest_dmesg_new shows what a scenario added.
 guest_dmesg_mark() {
