@@ -88,6 +88,10 @@ struct kern_stack {
 	 * read in parts, and the upcall takes it with a large message; a
 	 * new one is made on the next read.  Idle associations hold none. */
 	uint8_t *rxbuf;
+	/* Every association and listener alive, so that destroy can let
+	 * go of what its users left (sctp_backend.h). */
+	struct kern_assoc *assocs;
+	struct kern_lsn *lsns;
 };
 
 struct kern_assoc;
@@ -105,6 +109,7 @@ struct kern_lsn {
 	bool udp;                     /* made with encapsulation on */
 	struct sockaddr_storage addr;
 	struct kern_assoc *pending;   /* accepted, up not yet given */
+	struct kern_lsn *next, *prev; /* the stack's */
 };
 
 struct kern_assoc {
@@ -141,6 +146,7 @@ struct kern_assoc {
 	uint32_t rx_ppid;
 
 	struct uiw_rt_work work;      /* dry, and down after our abort */
+	struct kern_assoc *next, *prev;   /* the stack's */
 };
 
 #define SBASE(s)  ((struct uiw_sctp_stack_base *)(s))
@@ -337,6 +343,10 @@ static struct kern_assoc *assoc_new(struct uiw_sctp_stack *s, int fd,
 		return NULL;
 	}
 	SBASE(s)->users++;
+	a->next = KSTACK(s)->assocs;
+	if (a->next)
+		a->next->prev = a;
+	KSTACK(s)->assocs = a;
 	return a;
 }
 
@@ -380,6 +390,12 @@ static void assoc_free(struct kern_assoc *a)
 
 	uiw_rt_work_cancel(SBASE(s)->rt, &a->work);
 	lsn_unpend(a);
+	if (a->prev)
+		a->prev->next = a->next;
+	else
+		KSTACK(s)->assocs = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
 	free(a->rx);
 	free(a);
 	SBASE(s)->users--;
@@ -833,6 +849,14 @@ static void assoc_cb(void *arg, uint32_t events)
 
 static void lsn_free(struct kern_lsn *l)
 {
+	struct kern_stack *k = KSTACK(l->base.stack);
+
+	if (l->prev)
+		l->prev->next = l->next;
+	else if (k->lsns == l)
+		k->lsns = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
 	SBASE(l->base.stack)->users--;
 	free(l);
 }
@@ -925,6 +949,10 @@ static int kern_listen(struct uiw_sctp_stack *s, const struct sockaddr *sa,
 		goto fail;
 	}
 	SBASE(s)->users++;
+	l->next = KSTACK(s)->lsns;
+	if (l->next)
+		l->next->prev = l;
+	KSTACK(s)->lsns = l;
 	if (udp && port != SBASE(s)->cfg.udp_port)
 		UIW_DBG(1, "kernel SCTP: listening on UDP port %u "
 			"(net.sctp.udp_port), not %u as configured", port,
@@ -974,8 +1002,9 @@ static void kern_unlisten(struct uiw_sctp_lsn *lp)
 
 static int kern_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 			socklen_t peerlen, const struct sockaddr *local,
-			socklen_t locallen, const struct uiw_sctp_up *up,
-			void *ctx, struct uiw_sctp_assoc **out)
+			socklen_t locallen, uint16_t udp_port,
+			const struct uiw_sctp_up *up, void *ctx,
+			struct uiw_sctp_assoc **out)
 {
 	struct sockaddr_storage src;
 	struct kern_assoc *a;
@@ -1000,6 +1029,18 @@ static int kern_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 	fd = sock_make(s, peer->sa_family, udp, true);
 	if (fd < 0)
 		return fd;
+	if (udp && udp_port != SBASE(s)->cfg.udp_port) {
+		/* This connection's peer listens on another UDP port
+		 * (RFC 6951 §6.1). */
+		struct sctp_udpencaps ue;
+
+		memset(&ue, 0, sizeof(ue));
+		ue.sue_assoc_id = SCTP_FUTURE_ASSOC;
+		ue.sue_port = htons(udp_port);
+		if ((ret = sopt(fd, SCTP_REMOTE_UDP_ENCAPS_PORT, &ue,
+				sizeof(ue), "SCTP_REMOTE_UDP_ENCAPS_PORT")))
+			goto fail;
+	}
 	if (bind(fd, local, locallen) < 0) {
 		ret = uiw_error(errno, "kernel SCTP: connect: bind: %s",
 				strerror(errno));
@@ -1186,13 +1227,35 @@ static int kern_create(const struct uiw_sctp_config *cfg,
 	return 0;
 }
 
+/* On the stack's thread: the layer above lets go, then what is left goes
+ * without upcalls (an association aborted). */
+static int destroy_on_thread(void *arg)
+{
+	struct kern_stack *k = arg;
+
+	uiw_sctp_quiesce_run((struct uiw_sctp_stack *)k);
+	if (k->base.users)
+		UIW_DBG(1, "kernel SCTP: stack destroyed with %u listeners "
+			"or associations", k->base.users);
+	while (k->lsns)
+		kern_unlisten((struct uiw_sctp_lsn *)k->lsns);
+	while (k->assocs) {
+		struct kern_assoc *a = k->assocs;
+
+		uiw_rt_watch_del(a->watch);
+		a->watch = NULL;
+		if (a->fd >= 0)
+			assoc_close_fd(a, true);
+		assoc_free(a);
+	}
+	return 0;
+}
+
 static void kern_destroy(struct uiw_sctp_stack *s)
 {
 	struct kern_stack *k = KSTACK(s);
 
-	if (k->base.users)
-		UIW_DBG(1, "kernel SCTP: stack destroyed with %u listeners "
-			"or associations", k->base.users);
+	uiw_rt_call(k->base.rt, destroy_on_thread, k);
 	uiw_rt_destroy(k->base.rt);
 	free(k->rxbuf);
 	free(k);

@@ -756,7 +756,7 @@ static void client_next(struct check *ck)
 	if (p->step == ST_REFUSED)
 		addr_set_port(&to, addr_port(&to) + 1);
 	r = uiw_sctp_connect(ck->stack, (struct sockaddr *)&to, addr_len(&to),
-			     NULL, 0, &peer_up, p, &a);
+			     NULL, 0, 0, &peer_up, p, &a);
 	if (r) {
 		BAD(p, "connect said %d (%s)", r, strerror(-r));
 		finish_role(ck, false);
