@@ -328,7 +328,10 @@ static int sctp_connect_op(void *arg)
 			       cm_sa_len(&id->peer), NULL, 0, id->udp_port,
 			       &h, &owner, id, &id->sess);
 	if (ret < 0) {
-		op->why = "cannot start the SCTP association";
+		/* The reason was recorded on this (the stack's) thread:
+		 * carry it to the caller's. */
+		snprintf(op->buf, sizeof(op->buf), "%s", uiw_last_error());
+		op->why = op->buf;
 		return ret;
 	}
 	id->state = S_STARTUP;
@@ -430,7 +433,8 @@ static int sctp_listen_op(void *arg)
 			      cm_sa_len(&l->local), op->ival, on_initiate, l,
 			      &l->dlsn);
 	if (ret < 0) {
-		op->why = "cannot listen";
+		snprintf(op->buf, sizeof(op->buf), "%s", uiw_last_error());
+		op->why = op->buf;
 		return ret;
 	}
 	uiw_ddps_lsn_addr(l->dlsn, &l->local);
@@ -472,7 +476,7 @@ int cm_sctp_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		cm_sa_str(&l->local, a, sizeof(a));
 		uiw_rt_call(l->rt, cm_free_op, l);
 		return uiw_error(-ret, "cm: listen on %s over SCTP: %s", a,
-				 strerror(-ret));
+				 op.why ? op.why : strerror(-ret));
 	}
 	UIW_DBG(1, "cm: listening on %s over SCTP",
 		cm_sa_str(&l->local, a, sizeof(a)));
