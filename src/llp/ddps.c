@@ -110,7 +110,6 @@ struct uiw_ddps_sess {
 
 	struct uiw_qp *qp;
 	bool attached;
-	uint32_t mulpdu;
 	bool term_sent, term_rcvd;
 	bool tx_blocked;              /* waiting for writable */
 	unsigned ctl_queued;          /* its messages in the ctlq */
@@ -521,10 +520,14 @@ static void rx_segment(struct uiw_ddps_sess *s, const uint8_t *seg,
 	bool tx = false;
 	int r;
 
-	if (len > s->mulpdu) {
-		/* RFC 5043 §9: a segment over the size we announced is
-		 * rejected. */
-		sess_violation(s, "DDP segment longer than the MULPDU");
+	if (len > UIW_MULPDU_MAX) {
+		/* RFC 5043 §9: segments over the maximum are rejected.  Not
+		 * our MULPDU: it bounds what we send, from our path, and
+		 * the peer's comes from its own (a kernel on a 1500-octet
+		 * path sends 1442 where usrsctp's 1452-octet MTU gives
+		 * 1422) and is never announced.  The bound here is the
+		 * largest segment DDP takes at all. */
+		sess_violation(s, "DDP segment longer than any MULPDU");
 		return;
 	}
 	if (!uiw_qp_rx_enter(s->qp))
@@ -1443,7 +1446,6 @@ int uiw_ddps_attach(struct uiw_ddps_sess *s, struct uiw_qp *qp,
 	/* In DDP-SSN order: the engine checks MSN and MO as on a stream
 	 * (RFC 5041 §7.1). */
 	p.unordered = false;
-	s->mulpdu = s->as->mulpdu;
 	s->qp = qp;
 	ret = uiw_qp_llp_attach(qp, &p, &eng_ops, s);
 	if (ret < 0)

@@ -46,6 +46,7 @@
 
 #include "cf_env.h"
 #include "llp/ddps.h"
+#include "rnic/framing.h"
 
 /* ddps.c's bound on an open gap (DDPS_GAP_MS_DEF), put back after a
  * case that lowers it. */
@@ -754,9 +755,13 @@ static void test_wrong_ppid(void **state)
 }
 
 /* §9: "The SCTP adaptation layer MUST reject DDP Segments that are
- * larger than the maximum size specified": an RDMA Write of exactly the
- * MULPDU is placed, one octet more ends the session (nothing of it
- * placed). */
+ * larger than the maximum size specified".  That maximum is not our
+ * MULPDU, which bounds what we send from our own path: RFC 5043
+ * announces neither side's, and a peer on a wider path sends longer
+ * segments (a kernel on a 1500-octet MTU 1442, usrsctp's 1452-octet MTU
+ * gives 1422).  RDMA Writes of exactly our MULPDU and of more are placed;
+ * a segment longer than any MULPDU (UIW_MULPDU_MAX) ends the session,
+ * nothing of it placed. */
 static void test_oversize_segment(void **state)
 {
 	struct cf_env *e = *state;
@@ -771,14 +776,21 @@ static void test_oversize_segment(void **state)
 	memset(ubuf + hl, 0x5a, len);
 	CF_OK(rp_send_fpdu(&e->rp, ubuf, hl + len));
 	cf_mem_placed(e, e->r[CF_WRITE].p, ubuf + hl, len);
+	assert_true(hl + CF_REG_LEN > a.mulpdu);
+	memset(ubuf + hl, 0x3c, CF_REG_LEN);
+	CF_OK(rp_send_fpdu(&e->rp, ubuf, hl + CF_REG_LEN));
+	cf_mem_placed(e, e->r[CF_WRITE].p, ubuf + hl, CF_REG_LEN);
 	CF_OK(rp_send_send(&e->rp, UIW_OP_SEND, 0, "after", 5));
 	CF_OK(cf_wait_wc(e, e->rcq, CF_WR_RECV(1), UIW_WC_SUCCESS, NULL));
 	cf_mem_placed(e, e->r[CF_RECV].p + e->o.recv_len, "after", 5);
 	CF_OK(cf_check_mem(e));
-	hl = rp_hdr_tagged(ubuf, UIW_OP_WRITE, true, cf_stag(e, CF_WRITE),
-			   cf_to(e, CF_WRITE, 2048));
-	memset(ubuf + hl, 0xa5, len + 1);
-	CF_OK(rp_send_fpdu(&e->rp, ubuf, hl + len + 1));
+	/* Past the Write target's end as well: the adaptation layer
+	 * judges the length before DDP sees the segment, so the QP ends
+	 * for the session (LLP lost), not for DDP's base or bounds. */
+	len = UIW_MULPDU_MAX + 1 - hl;
+	assert_true(hl + len <= sizeof(ubuf));
+	memset(ubuf + hl, 0xa5, len);
+	CF_OK(rp_send_fpdu(&e->rp, ubuf, hl + len));
 	expect_session_broken(e);
 }
 

@@ -1,7 +1,8 @@
 /*
  * The small protocol of the interop data test, shared by its two ends:
  * uiw_peer.c (uiwarp, on the host) and siw_peer.c (libibverbs and
- * librdmacm over siw, in the guest).  Plain C, no uiwarp or verbs types.
+ * librdmacm over siw, in the guest); over SCTP, uiw_peer --as-guest in
+ * the guest.  Plain C, no uiwarp or verbs types.
  *
  * After the connection is up the MPA initiator sends HELLO first (RFC
  * 5044 §7.1.2 rule 4: the responder sends no FPDU before it has received
@@ -212,7 +213,8 @@ static inline int peer_parse_sizes(const char *s, uint32_t *sizes)
 /* The script, run the same way by both ends over their own verbs.     */
 
 struct peer_end {
-	int host;			/* 1: the uiwarp end; 0: the siw end */
+	int host;			/* 1: the host's part; 0: the guest's
+					   (siw_peer, uiw_peer --as-guest) */
 	uint8_t *tx;			/* Send and RDMA Write source */
 	uint8_t *sink;			/* advertised: the peer writes here */
 	uint8_t *rd;			/* RDMA Read sink */
@@ -227,6 +229,8 @@ struct peer_end {
 	/* The next untagged message; valid until recv_done. */
 	int (*recv)(void *ctx, const uint8_t **msg, uint32_t *len);
 	int (*recv_done)(void *ctx);
+	/* Optional: told of each step that passed (size n), for figures. */
+	void (*step_done)(void *ctx, uint32_t n, uint32_t step);
 };
 
 static inline int peer_recv_ctl(struct peer_end *e, uint32_t type,
@@ -378,9 +382,12 @@ static inline int peer_run_script(struct peer_end *e, const uint32_t *sizes,
 	int k;
 
 	for (k = 0; k < nsizes; k++)
-		for (step = STEP_SEND_H; step <= STEP_LAST; step++)
+		for (step = STEP_SEND_H; step <= STEP_LAST; step++) {
 			if (peer_step(e, (uint32_t)k, sizes[k], step))
 				return -1;
+			if (e->step_done)
+				e->step_done(e->ctx, sizes[k], step);
+		}
 	if (e->host)
 		return e->send_ctl(e->ctx, &bye);
 	return peer_recv_ctl(e, CTL_BYE, &bye, "BYE");

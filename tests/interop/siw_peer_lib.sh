@@ -28,8 +28,9 @@ peer_setup() {
 	[ -n "$san" ] && cflags+=("-fsanitize=$san")
 	[ -f "$build/libuiwarp.a" ] || siw_die "$build/libuiwarp.a is not built"
 	gcc -std=gnu11 -O2 -g -Wall -Wextra "${cflags[@]}" -I"$src/include" \
-		-o "$UIW_PEER" "$src/tests/interop/uiw_peer.c" \
-		"$build/libuiwarp.a" -lisal -lpthread > "$SIW_TMP/cc.log" 2>&1 ||
+		-I"$src/tools" -o "$UIW_PEER" "$src/tests/interop/uiw_peer.c" \
+		"$build/libuiw_tool_helpers.a" "$build/libuiwarp.a" -lisal \
+		-lusrsctp -lpthread > "$SIW_TMP/cc.log" 2>&1 ||
 		{ show "$SIW_TMP/cc.log"; siw_die "uiw_peer did not compile"; }
 	peer_copy_in || siw_die "siw_peer could not be copied into the guest"
 	# shellcheck disable=SC2034 # used by siw_check_guest (siw_lib.sh)

@@ -35,48 +35,26 @@ src=$(cd "$src" && pwd)
 
 # shellcheck source=siw_lib.sh
 source "$src/tests/interop/siw_lib.sh"
+# shellcheck source=sctp_lib.sh
+source "$src/tests/interop/sctp_lib.sh"
 
 CHECK_HOST=$build/sctp_backend_check
 CHECK_STATIC=$SIW_TMP/sctp_backend_check
 CHECK_GUEST=/tmp/sctp_backend_check
-ENCAP=9899                      # the guest kernel's net.sctp.udp_port
-HOST_IN_GUEST=10.0.2.2          # QEMU's address of the host's loopback
-				# (UDP from the guest: --open-net)
 
 [ -x "$CHECK_HOST" ] || siw_die "$CHECK_HOST is not built"
-[ -f "$build/libuiwarp.a" ] || siw_die "$build/libuiwarp.a is not built"
 
-# The guest has none of the host's libraries but libc: the program goes
-# in static.  A sanitizer build's library needs run-time libraries the
-# guest lacks, so this test needs a build without sanitizers.
-san=$(sed -n 's/^UIW_SANITIZE:STRING=//p' "$build/CMakeCache.txt" 2> /dev/null)
-[ -z "$san" ] || siw_die "the guest's check program needs a build without sanitizers (this one has $san)"
-usrsctp_a=$(gcc -print-file-name=libusrsctp.a)
-[ -f "$usrsctp_a" ] || siw_die "no libusrsctp.a (libusrsctp-dev) to link the guest's check program"
-gcc -std=gnu11 -O2 -static -Wall -Wextra -I"$src/src" -I"$src/tests" \
-	-I"$src/include" -o "$CHECK_STATIC" \
+# The carrier alone needs no ISA-L: the program goes in static.
+sctp_prog_build --static "$CHECK_STATIC" \
 	"$src/tests/interop/sctp_backend_check.c" \
-	"$src/tests/interop/sctp_check.c" "$build/libuiwarp.a" \
-	"$usrsctp_a" -lpthread > "$SIW_TMP/cc.log" 2>&1 ||
+	"$src/tests/interop/sctp_check.c" > "$SIW_TMP/cc.log" 2>&1 ||
 	{ show "$SIW_TMP/cc.log"; siw_die "the static sctp_backend_check did not link"; }
 
-# Ports: C copies the program in (TCP), U is forwarded to the guest
-# kernel's encapsulation port, L is the host usrsctp listener's UDP port.
-t=$(date +%s.%N)
-guest_setup "$build" > "$SIW_TMP/setup.log" 2>&1 ||
-	{ show "$SIW_TMP/setup.log"; siw_die "the guest could not be built"; }
-read -r C U L <<< "$(guest_free_ports 3)"
-if ! guest_start --hostfwd "$C" --udpfwd "$U:$ENCAP" --open-net \
-	2> "$SIW_TMP/boot.log"; then
-	show "$SIW_TMP/boot.log"
-	siw_die "the guest did not boot"
-fi
-echo "# guest up in $(siw_secs "$t")s ($(tr '\n' ' ' < "$SIW_TMP/boot.log"))"
-echo "# tested against: $(grep -E '^(kernel_package|kernel_version)=' "$GUEST_CACHE/guest/info" | tr '\n' ' ')"
-# shellcheck disable=SC2034 # the start of the first check's lap (siw_lib.sh)
-SIW_LAST=$(date +%s.%N)
+# Ports (sctp_lib.sh): C copies the program in, U is forwarded to the
+# guest kernel's encapsulation port, L is the host usrsctp listener's.
+sctp_boot
 
-copy_in "$CHECK_STATIC" "$C" "$CHECK_GUEST" ||
+sctp_prog_copy_in "$CHECK_STATIC" "$CHECK_GUEST" ||
 	siw_die "sctp_backend_check could not be copied into the guest"
 ok "sctp_backend_check ($(du -k "$CHECK_STATIC" | cut -f1) KiB, static) copied into the guest"
 
@@ -126,20 +104,20 @@ fi
 siw_check_guest plain
 
 # 2. UDP-encapsulated, path MTU 1400.
-if guest_run -t 20 "sysctl -w net.sctp.udp_port=$ENCAP && grep -q ':$(printf '%04X' $ENCAP) ' /proc/net/udp" \
+if guest_run -t 20 "sysctl -w net.sctp.udp_port=$SCTP_ENCAP && grep -q ':$(printf '%04X' $SCTP_ENCAP) ' /proc/net/udp" \
 	> "$SIW_TMP/sysctl.out" 2>&1; then
-	ok "net.sctp.udp_port=$ENCAP: the kernel's encapsulation socket is bound"
+	ok "net.sctp.udp_port=$SCTP_ENCAP: the kernel's encapsulation socket is bound"
 else
-	bad "net.sctp.udp_port=$ENCAP"
+	bad "net.sctp.udp_port=$SCTP_ENCAP"
 	show "$SIW_TMP/sysctl.out"
 fi
 u0=$(udp_in)
-if kernel_run udp --udp-port $ENCAP --mtu 1400; then
+if kernel_run udp --udp-port $SCTP_ENCAP --mtu 1400; then
 	u1=$(udp_in)
 	if [ "$u1" -gt "$u0" ] &&
-	   grep -q "server 1 (data): up: .*peer UDP port $ENCAP\$" "$SIW_TMP/udp.out" &&
+	   grep -q "server 1 (data): up: .*peer UDP port $SCTP_ENCAP\$" "$SIW_TMP/udp.out" &&
 	   grep -q "client 1 (data): up: .*maxseg 1372," "$SIW_TMP/udp.out"; then
-		ok "udp: SCTP over UDP (RFC 6951): $((u1 - u0)) datagrams received; the server saw UDP port $ENCAP; maxseg 1372 for a path MTU of 1400"
+		ok "udp: SCTP over UDP (RFC 6951): $((u1 - u0)) datagrams received; the server saw UDP port $SCTP_ENCAP; maxseg 1372 for a path MTU of 1400"
 	else
 		bad "udp: UDP datagrams $u0 before, $u1 after; $(grep -o 'server 1 (data): up: .*' "$SIW_TMP/udp.out"); $(grep -o 'client 1 (data): up: .*' "$SIW_TMP/udp.out")"
 	fi
@@ -151,7 +129,7 @@ siw_check_guest udp
 if host_listen usr-srv 200 "# listening on" "$CHECK_HOST" --kind user \
 	--listen 127.0.0.1:5002 --udp-port "$L" --timeout 150; then
 	pid=$HOST_PID
-	guest_run -t 200 "$CHECK_GUEST --kind kernel --connect $HOST_IN_GUEST:5002 --udp-port $L --timeout 150" \
+	guest_run -t 200 "$CHECK_GUEST --kind kernel --connect $SCTP_HOST_IN_GUEST:5002 --udp-port $L --timeout 150" \
 		> "$SIW_TMP/k2u.guest" 2>&1
 	gst=$?
 	host_wait "$pid"
@@ -168,8 +146,7 @@ if host_listen usr-srv 200 "# listening on" "$CHECK_HOST" --kind user \
 	# encapsulation port) -> guest server.
 	job_start "$CHECK_GUEST --kind kernel --listen 0.0.0.0:5003 --timeout 150" > /dev/null 2>&1
 	srv=$JOB
-	if guest_run -t 40 "n=300; while ! awk '\$6 == 5003 { f = 1 } END { exit !f }' /proc/net/sctp/eps; do [ \$n -gt 0 ] || exit 1; n=\$((n - 1)); sleep 0.1; done" \
-		> /dev/null 2>&1; then
+	if sctp_wait_listen 5003; then
 		timeout -s KILL 200 "$CHECK_HOST" --kind user --connect 127.0.0.1:5003 \
 			--udp-port "$U" --timeout 150 > "$SIW_TMP/u2k.host" 2>&1
 		hst=$?

@@ -6,7 +6,15 @@
  *   uiw_peer -c ADDR -p PORT [options] [MODE]   connect to ADDR:PORT
  *
  * Connection options: --mpa-rev=1|2, --crc=on|off, --p2p=send|write|read
- * (initiator: peer-to-peer mode with that RTR).
+ * (initiator: peer-to-peer mode with that RTR); --llp tcp|sctp|sctp-udp|
+ * sctp-kernel (default tcp) and --udp-port N: over SCTP in UDP (RFC
+ * 6951), the peer's UDP port when connecting, ours when listening.
+ *
+ * The data script has a host part and a guest part (peer_proto.h): this
+ * program plays the host's, or with --as-guest the guest's, so that two
+ * of them can face each other (uiwarp on the kernel's SCTP in the guest
+ * against uiwarp on usrsctp on the host); the guest's part knows only
+ * the data mode.
  *
  * Modes (after the HELLO exchange):
  *   data         (default) the data script, message sizes from -n
@@ -36,6 +44,7 @@
 #include <uiwarp/cm.h>
 
 #include "peer_proto.h"
+#include "tool_util.h"
 
 enum { WR_CTL = 100, WR_SEND, WR_WRITE, WR_READ, WR_PROBE };
 
@@ -69,6 +78,7 @@ struct up {
 	int failed;			/* the first failed completion: */
 	struct uiw_wc fail_wc;
 	int timeout_ms;
+	double t_step;			/* when the current step began */
 };
 
 static double now(void)
@@ -357,6 +367,19 @@ static int op_recv_done(void *ctx)
 	return post_recv(u, u->cur_slot);
 }
 
+/* The figures: each step's time from the end of the one before, which
+ * covers the acting end's filling, the transfer, the checking end's check
+ * and its RESULT. */
+static void op_step_done(void *ctx, uint32_t n, uint32_t step)
+{
+	struct up *u = ctx;
+	double t = now(), dt = t - u->t_step;
+
+	u->t_step = t;
+	printf("uiw_peer: %u octets: %s: %.1f ms, %.2f MB/s\n", n,
+	       peer_step_name(step), dt * 1e3, dt > 0 ? n / dt / 1e6 : 0.0);
+}
+
 static void *alloc(size_t len)
 {
 	void *p = NULL;
@@ -453,6 +476,11 @@ static int wait_established(struct up *u)
 static int connect_or_accept(struct up *u, int server, const char *addr,
 			     const char *port, struct uiw_conn_param *cp)
 {
+	/* Over SCTP in UDP, the local encapsulation port of a listener:
+	 * RFC 6951 §5.1 has APIs take ports other than 9899, and the
+	 * tests pick a free one. */
+	struct uiw_listen_param lp = { .llp = cp->llp, .backlog = 1,
+				       .udp_port = cp->udp_port };
 	struct sockaddr_storage ss;
 	socklen_t len;
 	double end;
@@ -463,13 +491,14 @@ static int connect_or_accept(struct up *u, int server, const char *addr,
 		return -1;
 	}
 	if (server) {
-		if (uiw_cm_listen(u->ch, (struct sockaddr *)&ss, len, 1,
-				  &u->listen_id)) {
+		if (uiw_cm_listen_ex(u->ch, (struct sockaddr *)&ss, len, &lp,
+				     &u->listen_id)) {
 			fprintf(stderr, "uiw_peer: listening: %s\n",
 				uiw_last_error());
 			return -1;
 		}
-		printf("uiw_peer: listening on %s port %s\n", addr, port);
+		printf("uiw_peer: listening on %s port %s over %s\n", addr,
+		       port, uiw_tool_llp_name(cp->llp));
 		fflush(stdout);
 		end = deadline(u);
 		while (!u->id)
@@ -491,7 +520,8 @@ static int connect_or_accept(struct up *u, int server, const char *addr,
 		struct uiw_qp_attr a;
 
 		if (!uiw_qp_query(u->qp, &a))
-			printf("uiw_peer: QP: CRC %s, IRD %u, ORD %u, MULPDU %u\n",
+			printf("uiw_peer: QP: LLP %s, CRC %s, IRD %u, ORD %u, MULPDU %u\n",
+			       uiw_tool_llp_name((enum uiw_llp_kind)a.llp),
 			       a.crc ? "on" : "off", a.ird, a.ord, a.mulpdu);
 	}
 	return 0;
@@ -627,8 +657,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: uiw_peer -s|-c ADDR -p PORT [-n SIZES] [-t SECONDS] [--mpa-rev=1|2]\n"
 		"                [--crc=on|off] [--p2p=send|write|read] [--start-delay=MS]\n"
+		"                [--llp=tcp|sctp|sctp-udp|sctp-kernel] [--udp-port=N]\n"
 		"                [--mode=data|overrun|fetch-add|cmp-swap|immediate|write-imm|victim]\n"
-		"                [--expect=remote|local[:LAYER/ETYPE/ECODE]]\n");
+		"                [--expect=remote|local[:LAYER/ETYPE/ECODE]] [--as-guest]\n");
 }
 
 int main(int argc, char **argv)
@@ -640,6 +671,9 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'M' },
 		{ "expect", required_argument, NULL, 'E' },
 		{ "start-delay", required_argument, NULL, 'D' },
+		{ "llp", required_argument, NULL, 'L' },
+		{ "udp-port", required_argument, NULL, 'U' },
+		{ "as-guest", no_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct up u = { .timeout_ms = 60000 };
@@ -647,6 +681,7 @@ int main(int argc, char **argv)
 		.host = 1, .ctx = &u, .send_ctl = op_send_ctl,
 		.send = op_send, .write = op_write, .read = op_read,
 		.recv = op_recv, .recv_done = op_recv_done,
+		.step_done = op_step_done,
 	};
 	struct peer_ctl hello = { .type = CTL_HELLO, .buf_len = PEER_BUF_SIZE };
 	struct uiw_conn_param cp = { .ird = 1, .ord = 1 };
@@ -703,6 +738,23 @@ int main(int argc, char **argv)
 		case 'D':
 			cp.start_delay_ms = (uint16_t)atoi(optarg);
 			break;
+		case 'L':
+			if (uiw_tool_parse_llp(optarg, &cp.llp)) {
+				usage();
+				return 2;
+			}
+			break;
+		case 'U':
+			i = atoi(optarg);
+			if (i <= 0 || i > 65535) {
+				usage();
+				return 2;
+			}
+			cp.udp_port = (uint16_t)i;
+			break;
+		case 'G':
+			e.host = 0;
+			break;
 		case 'E':
 			i = sscanf(optarg, "%7[a-z]:%d/%d/%d", who, &exp_l,
 				   &exp_t, &exp_c);
@@ -720,8 +772,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* The error modes have siw_peer at the other end. */
 	if (server < 0 || !port || u.timeout_ms <= 0 ||
-	    (mode != MODE_DATA) != (exp_origin >= 0)) {
+	    (mode != MODE_DATA) != (exp_origin >= 0) ||
+	    (!e.host && mode != MODE_DATA)) {
 		usage();
 		return 2;
 	}
@@ -738,11 +792,15 @@ int main(int argc, char **argv)
 	if (peer_hello(&e, !server, &hello))
 		return 1;
 	if (mode == MODE_DATA) {
+		u.t_step = now();
 		rc = peer_run_script(&e, sizes, nsizes);
 		if (!rc) {
 			printf("uiw_peer: %d sizes x %d steps done\n", nsizes,
 			       STEP_LAST);
-			await_hang_up(&u, 10);
+			/* The guest's part hangs up after BYE, as siw_peer
+			 * does. */
+			if (e.host)
+				await_hang_up(&u, 10);
 		}
 	} else {
 		struct peer_ctl r;

@@ -30,6 +30,7 @@
 #include <uiwarp/uiwarp.h>
 #include <uiwarp/cm.h>
 #include "llp/ddps.h"
+#include "rnic/framing.h"
 #include "rt/rt.h"
 #include "wire/ddp.h"
 #include "wire/ddps.h"
@@ -1567,11 +1568,12 @@ static void test_inject_terminate_with_pd(void **state)
 	run_violation(*state, UIW_SCTP_PPID_CTL, m, sizeof(m));
 }
 
-/* RFC 5043 §9: a DDP segment longer than the MULPDU we announced (the
- * carrier's maxseg less the DDP-SSN: test_enhanced_ird_ord). */
+/* RFC 5043 §9: a DDP segment longer than any MULPDU (UIW_MULPDU_MAX).
+ * Ours (the carrier's maxseg less the DDP-SSN: test_enhanced_ird_ord)
+ * bounds only what we send: the peer's comes from its own path. */
 static void test_inject_oversize(void **state)
 {
-	static const uint8_t m[2 + FAKE_SCTP_MAXSEG_DEF - 2 + 1] = {
+	static const uint8_t m[2 + UIW_MULPDU_MAX + 1] = {
 		0, 1,                  /* DDP-SSN 1: the next */
 		0xc1,                  /* tagged, last, version 1 */
 	};
