@@ -55,7 +55,8 @@
 #define NSIDS    5
 #define WAIT_MS  5000
 #define MAX_WR   64
-#define MSG_MAX  1600        /* beyond the MULPDU (1398) */
+#define MSG_MAX  1600        /* beyond this carrier's MULPDU (1398): the
+				 peer's may be larger, so these are taken */
 
 /* Region 0: the peer writes and reads it; 1: ours (receives, Read
  * sinks); 2: the peer reads it. */
