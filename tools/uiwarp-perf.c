@@ -12,7 +12,9 @@
  *
  * Control records (fixed 128 octets, integers big-endian):
  *   HELLO   c->s  the parameters, the client's buffer (address, STag)
- *   WELCOME s->c  ports, the server's buffer; or ERROR with a message
+ *   WELCOME s->c  ports (over SCTP over UDP also the UDP port its
+ *                 listener receives on), the server's buffer; or ERROR
+ *                 with a message
  *   RUN     c->s  one measurement: uiwarp test (or raw TCP) and size
  *   CREDIT  s->c  receives the server has posted on a QP, in all (a Send
  *                 or Write with Immediate without a posted receive ends
@@ -152,7 +154,8 @@ struct opts {
 	int nqp, depth;
 	int crc, markers, align;  /* enum uiw_opt */
 	int llp;                  /* enum uiw_llp_kind */
-	unsigned udp_port;        /* SCTP over UDP (RFC 6951); 0: default */
+	unsigned udp_port;        /* SCTP over UDP (RFC 6951): the client's
+				   * peer, the server's own; 0: default */
 	int event;
 	double duration;          /* 0: iterations */
 	uint64_t iters;
@@ -1024,7 +1027,7 @@ static void serve(struct ctl *ctl, bool quiet)
 	struct uiw_cm_event ev;
 	struct uiw_wc wc;
 	uint64_t v[6];
-	int q, nqp, depth, nslots, family;
+	int q, nqp, depth, nslots, family, rc;
 	size_t stride;
 
 	memset(&sv, 0, sizeof(sv));
@@ -1062,9 +1065,19 @@ static void serve(struct ctl *ctl, bool quiet)
 			    "uiw_cm_channel_create");
 	lp.llp = (enum uiw_llp_kind)(r.v[1] >> 28 & 0xf);
 	lp.backlog = nqp;
-	lp.udp_port = (uint16_t)(r.v[4] >> 32);
-	check(uiw_cm_listen_ex(sv.l.ch, (struct sockaddr *)&ss, ss_len(&ss),
-			       &lp, &sv.l.id), "uiw_cm_listen_ex");
+	/* Over SCTP over UDP, the UDP port given to the server, else the
+	 * one the client names (a client that reaches the server through
+	 * a relay names the relay's). */
+	lp.udp_port = o.udp_port ? (uint16_t)o.udp_port :
+		      (uint16_t)(r.v[4] >> 32);
+	rc = uiw_cm_listen_ex(sv.l.ch, (struct sockaddr *)&ss, ss_len(&ss),
+			      &lp, &sv.l.id);
+	if (rc) {
+		fprintf(stderr, "uiwarp-perf: server: uiw_cm_listen_ex: %s\n",
+			uiw_last_error());
+		srv_fail(&sv, "cannot listen over %s: %s",
+			 uiw_tool_llp_name(lp.llp), strerror(-rc));
+	}
 	check(uiw_cm_local_addr(sv.l.id, &ss), "uiw_cm_local_addr");
 	sv.l.port = ntohs(family == AF_INET6 ?
 			  ((struct sockaddr_in6 *)&ss)->sin6_port :
@@ -1076,7 +1089,8 @@ static void serve(struct ctl *ctl, bool quiet)
 	v[0] = sv.l.port;
 	v[1] = sock_port(sv.tcp_lfd);
 	v[2] = (uintptr_t)sv.s.buf;
-	ctl_send(ctl, R_WELCOME, sv.s.mr->rkey, v, 3, NULL);
+	v[3] = lp.llp == UIW_LLP_TCP ? 0 : lp.udp_port;
+	ctl_send(ctl, R_WELCOME, sv.s.mr->rkey, v, 4, NULL);
 
 	/* the QPs, in the order the client connects them */
 	memset(&p, 0, sizeof(p));
@@ -1096,8 +1110,11 @@ static void serve(struct ctl *ctl, bool quiet)
 		sv.s.qp[q].rq_posted = sv.s.qp[q].rq_done = 1;
 	}
 	if (!quiet)
-		fprintf(stderr, "uiwarp-perf: server: %d QP%s connected\n",
-			nqp, nqp > 1 ? "s" : "");
+		fprintf(stderr, "uiwarp-perf: server: %d QP%s connected%s%s%s\n",
+			nqp, nqp > 1 ? "s" : "",
+			p.llp != UIW_LLP_TCP ? " over SCTP (" : "",
+			p.llp != UIW_LLP_TCP ? uiw_tool_llp_name(p.llp) : "",
+			p.llp != UIW_LLP_TCP ? ")" : "");
 
 	for (;;) {
 		side_idle(&sv.s);
@@ -1823,12 +1840,17 @@ static void print_table(const char *where)
 	bool num;
 	int i, c;
 
-	printf("uiwarp-perf: %s, %s, %d QP%s, CRC %s, markers %s, MULPDU %u, "
-	       "%s completions, ", where, mode_names[o.mode],
+	printf("uiwarp-perf: %s, %s, %d QP%s, ", where, mode_names[o.mode],
 	       o.mode == M_LAT ? 1 : o.nqp,
-	       o.mode != M_LAT && o.nqp > 1 ? "s" : "",
-	       conn_attr.crc ? "on" : "off",
-	       conn_attr.markers_tx ? "on" : "off", conn_attr.mulpdu,
+	       o.mode != M_LAT && o.nqp > 1 ? "s" : "");
+	/* RFC 5043: no MPA over SCTP, hence no CRC or markers to tell. */
+	if (conn_attr.llp != UIW_LLP_TCP)
+		printf("DDP over SCTP (%s), ",
+		       uiw_tool_llp_name((enum uiw_llp_kind)conn_attr.llp));
+	else
+		printf("CRC %s, markers %s, ", conn_attr.crc ? "on" : "off",
+		       conn_attr.markers_tx ? "on" : "off");
+	printf("MULPDU %u, %s completions, ", conn_attr.mulpdu,
 	       o.event ? "event" : o.mode != M_LAT ?
 	       "poll (CQ poll mode, sends deferred to the poll)" :
 	       "poll (CQ poll mode)");
@@ -1935,7 +1957,10 @@ static int run_client(struct sockaddr_storage *ctl_addr, const char *where)
 		p.markers = (enum uiw_opt)o.markers;
 		p.align = (enum uiw_opt)o.align;
 		p.llp = (enum uiw_llp_kind)o.llp;
-		p.udp_port = (uint16_t)o.udp_port;
+		/* The UDP port asked for, else the one the server's
+		 * listener has. */
+		p.udp_port = o.udp_port ? (uint16_t)o.udp_port :
+			     (uint16_t)r.v[3];
 		set_port(&ss, (unsigned)r.v[0]);
 		check(uiw_cm_connect(ch, st->e.qp, (struct sockaddr *)&ss,
 				     ss_len(&ss), &p, &st->e.id),
@@ -2104,7 +2129,7 @@ static void usage(FILE *f, int rc) __attribute__((noreturn));
 static void usage(FILE *f, int rc)
 {
 	fprintf(f,
-"usage: uiwarp-perf -s [-p port] [--bind addr]\n"
+"usage: uiwarp-perf -s [-p port] [--bind addr] [--udp-port N]\n"
 "       uiwarp-perf -c host [options]\n"
 "       uiwarp-perf --loopback [-6] [options]\n"
 "Roles:\n"
@@ -2136,7 +2161,9 @@ static void usage(FILE *f, int rc)
 "      --llp NAME      lower layer: tcp (default), sctp (DDP over SCTP, RFC\n"
 "                      5043: the kernel's where it has SCTP, else usrsctp\n"
 "                      over UDP), sctp-udp, sctp-kernel\n"
-"      --udp-port N    SCTP over UDP: the server's UDP port (default 9899)\n"
+"      --udp-port N    SCTP over UDP: the server's UDP port (default: the\n"
+"                      one the server was given, else 9899); -s: the UDP\n"
+"                      port to receive on (default: the client's)\n"
 "      --crc on|off    MPA CRC (default on)\n"
 "      --markers on|off  MPA markers (default off)\n"
 "      --align on|off  FPDU alignment with TCP segments (default: off to\n"
@@ -2191,6 +2218,7 @@ static void parse(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool port_set = false, depth_set = false, size_set = false;
+	bool llp_set = false;
 	char *tok, *save;
 	int opt, t, v;
 
@@ -2305,6 +2333,7 @@ static void parse(int argc, char **argv)
 				bad("--llp takes tcp, sctp, sctp-udp or "
 				    "sctp-kernel, not %s", optarg);
 			o.llp = (int)k;
+			llp_set = true;
 			break;
 		}
 		case O_UDP_PORT:
@@ -2352,6 +2381,9 @@ static void parse(int argc, char **argv)
 		bad("unexpected argument '%s'", argv[optind]);
 	if (!o.role)
 		bad("give one of -s (server), -c HOST (client), --loopback");
+	if (o.role == 's' && llp_set)
+		bad("--llp is the client's choice: the server listens on the "
+		    "lower layer the client asks for");
 	if (o.role == 's')
 		return;
 	if (!o.tests)

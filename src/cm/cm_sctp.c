@@ -475,6 +475,13 @@ int cm_sctp_listen(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	if (ret < 0) {
 		cm_sa_str(&l->local, a, sizeof(a));
 		uiw_rt_call(l->rt, cm_free_op, l);
+		/* Over UDP the port taken may be the UDP one (RFC 6951),
+		 * which the address does not show. */
+		if (llp == UIW_LLP_SCTP_UDP)
+			return uiw_error(-ret, "cm: listen on %s over SCTP "
+					 "over UDP port %u: %s", a,
+					 uiw_sctp_stack_config(st)->udp_port,
+					 strerror(-ret));
 		return uiw_error(-ret, "cm: listen on %s over SCTP: %s", a,
 				 op.why ? op.why : strerror(-ret));
 	}

@@ -2,9 +2,10 @@
 # uiwarp-perf works: every test type in loopback at a couple of sizes with
 # raw TCP next to it, bandwidth, rate and latency, CSV and JSON parsed and
 # checked (every column present, figures above zero), a server and a
-# client on a free port, IPv6, CRC off with markers, and misuse that must
-# end in a clear message and a non-zero exit.  Short runs: it says
-# nothing about speed.
+# client on a free port, IPv6, CRC off with markers, DDP over SCTP
+# (--llp sctp-udp: loopback, server and client, and --llp sctp-kernel
+# that never falls back), and misuse that must end in a clear message and
+# a non-zero exit.  Short runs: it says nothing about speed.
 #
 # usage: test_perf.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -277,6 +278,106 @@ else
 	echo "skip IPv6: ::1 is not configured"
 fi
 
+# 8. DDP over SCTP (RFC 5043) on the user-space stack, over UDP (RFC
+# 6951) on a free UDP port: in loopback, and a server and a client, the
+# server told its UDP port (the client learns it in the WELCOME) or
+# listening on the one the client names.  bw and rate check the data
+# (a mismatch ends the run with exit 1); the table names the LLP, and
+# every row has a figure above zero.
+udp=$(free_udp_port) || fail "no free UDP port"
+
+# sctp_table <file> <mode> <tests...>: the header names DDP over SCTP
+# (sctp-udp); each test has a row whose MB/s (lat: median µs), the
+# fifth column, is above zero.
+sctp_table() {
+	local f=$1 mode=$2 t
+	shift 2
+	grep -Eq "^uiwarp-perf: .*, $mode, 1 QP, DDP over SCTP \(sctp-udp\), MULPDU [0-9]+, " "$f" ||
+		{ echo "no header of $mode over SCTP"; return 1; }
+	for t in "$@"; do
+		awk -F'|' -v t=" $t " '$2 == t && $6 + 0 > 0 { n++ }
+			END { exit n != 1 }' "$f" ||
+			{ echo "no figure for $t"; return 1; }
+	done
+}
+
+if timeout 120 "$perf" --loopback --llp sctp-udp --udp-port "$udp" -t all \
+	-S 64k -D 0.15 >"$tmp/sctp-bw.out" 2>"$tmp/sctp-bw.err" &&
+   sctp_table "$tmp/sctp-bw.out" bw write read send write_imm fetch_add \
+	cmp_swap >"$tmp/sctpcheck" 2>&1; then
+	ok "loopback over SCTP: bw of every test type, data verified"
+else
+	bad "loopback bw over SCTP"; show "$tmp/sctp-bw.out" "$tmp/sctp-bw.err" \
+		"$tmp/sctpcheck"
+fi
+if timeout 120 "$perf" --loopback --llp sctp-udp --udp-port "$udp" --lat \
+	-t write,read,send -S 8 -n 300 >"$tmp/sctp-lat.out" \
+	2>"$tmp/sctp-lat.err" &&
+   sctp_table "$tmp/sctp-lat.out" lat write read send >"$tmp/sctpcheck" 2>&1; then
+	ok "loopback over SCTP: lat of write, read and send"
+else
+	bad "loopback lat over SCTP"; show "$tmp/sctp-lat.out" \
+		"$tmp/sctp-lat.err" "$tmp/sctpcheck"
+fi
+
+# sctp_pair <name> <server args> <client args> <mode> <tests...>: a
+# server on a free control port and one client of it.
+sctp_pair() {
+	local name=$1 sargs=$2 cargs=$3 mode=$4 line port rc fd
+	shift 4
+	mkfifo "$tmp/$name.fifo"
+	timeout 120 "$perf" -s -p 0 --bind 127.0.0.1 $sargs \
+		>"$tmp/$name.fifo" 2>"$tmp/$name.serr" &
+	spid=$!
+	exec {fd}<"$tmp/$name.fifo"
+	port=
+	IFS= read -r -t 30 line <&"$fd" && port=${line##*port }
+	if ! [[ "$port" =~ ^[0-9]+$ ]]; then
+		bad "$name: the server printed no port: $line"
+		show "$tmp/$name.serr"
+		exec {fd}<&-
+		return 1
+	fi
+	timeout 120 "$perf" -c 127.0.0.1 -p "$port" --llp sctp-udp $cargs \
+		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	cat <&"$fd" >"$tmp/$name.sout"
+	exec {fd}<&-
+	wait "$spid"
+	src=$?
+	spid=
+	if [ $rc -eq 0 ] && [ $src -eq 0 ] &&
+	   sctp_table "$tmp/$name.out" "$mode" "$@" >"$tmp/sctpcheck" 2>&1 &&
+	   grep -q '^uiwarp-perf: server: 1 QP connected over SCTP (sctp-udp)$' \
+		"$tmp/$name.serr" && grep -q 'server done' "$tmp/$name.sout"; then
+		ok "$name: client and server over SCTP, $mode of $*"
+	else
+		bad "$name: client exit $rc, server exit $src"
+		show "$tmp/$name.out" "$tmp/$name.err" "$tmp/$name.serr" \
+			"$tmp/sctpcheck"
+	fi
+}
+sctp_pair sctp-server-udp "--udp-port $udp" "-t write,send,read -S 128k -D 0.15" \
+	bw write send read
+sctp_pair sctp-client-udp "" "--udp-port $udp --lat -t write,send -n 300" \
+	lat write send
+
+# --llp sctp-kernel is the kernel's SCTP or nothing: where this kernel
+# has none, the run ends with exit 1 and says why (no fallback to the
+# user-space stack); where it has one, the run goes over it.
+timeout 60 "$perf" --loopback --llp sctp-kernel -t write -S 8k -D 0.1 \
+	>"$tmp/kern.out" 2>"$tmp/kern.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'DDP over SCTP (sctp-kernel)' "$tmp/kern.out"; then
+	ok "--llp sctp-kernel: this kernel has SCTP, and the run went over it"
+elif [ $rc -eq 1 ] && [ ! -s "$tmp/kern.out" ] &&
+	grep -q 'this kernel has no SCTP' "$tmp/kern.err" &&
+	grep -q 'cannot listen over sctp-kernel' "$tmp/kern.err"; then
+	ok "--llp sctp-kernel without kernel SCTP: exit 1, says why"
+else
+	bad "--llp sctp-kernel: exit $rc"; show "$tmp/kern.out" "$tmp/kern.err"
+fi
+
 # 7. misuse: exit 2 and a message that says what was wrong
 misuse() {
 	local want=$1
@@ -299,5 +400,8 @@ misuse "--crc takes on or off" --loopback --crc maybe
 misuse "--align takes on or off" --loopback --align maybe
 misuse "bad depth" --loopback -d 0
 misuse "bad warm-up count '-1'" --loopback --lat --warmup -1
+misuse "--llp takes tcp, sctp, sctp-udp or sctp-kernel, not bogus" --loopback --llp bogus
+misuse "--llp is the client's choice" -s --llp sctp-udp
+misuse "bad --udp-port" --loopback --llp sctp-udp --udp-port 0
 
 check_summary && echo PASS

@@ -2,7 +2,10 @@
 # uiwarp-ping end to end on loopback: rping's data pattern, sizes, counts,
 # CRC and marker negotiation, a persistent server serving two clients one
 # after another, IPv6, and failures that must end in a clear message and
-# a non-zero exit status, never in a hang.
+# a non-zero exit status, never in a hang; then the same over DDP over
+# SCTP (RFC 5043: --llp sctp-udp, on a free UDP port), its session
+# opening (enhanced or plain Initiate), a refused SCTP port, and
+# --llp sctp-kernel, which never falls back to the user-space stack.
 #
 # usage: test_ping.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -125,6 +128,24 @@ summary() {
 		"server summary: $count pings"
 }
 
+# check_data <name> <size>: after 4 pings with -v on both sides, each
+# side printed rping's pattern for pings 0-3.
+check_data() {
+	local name=$1 size=$2 good=1 p want got
+	for p in 0 1 2 3; do
+		want="ping data: $(pattern $p "$size")"
+		got=$(sed -n "$((p + 1))p" "$tmp/$name.cout")
+		[ "$got" = "$want" ] || { good=0; echo "  ping $p: got  '$got'"; echo "  ping $p: want '$want'"; }
+		got=$(grep '^server ping data: ' "$tmp/$name.sout" | sed -n "$((p + 1))p")
+		[ "$got" = "server $want" ] || { good=0; echo "  server ping $p: got '$got'"; }
+	done
+	if [ $good = 1 ]; then
+		ok "$name: rping's pattern read and written back, pings 0-3"
+	else
+		bad "$name: ping data differ from rping's pattern"
+	fi
+}
+
 # ---------------------------------------------------------------- data
 # rping's data, printed by both sides with -v, at rping's minimum size
 # (26) and default size (64).
@@ -132,19 +153,7 @@ for size in 26 64; do
 	name=data-$size
 	if pingpong "$name" "-v" "-v -V -C 4 -S $size"; then
 		summary "$name" 4 "$size"
-		good=1
-		for p in 0 1 2 3; do
-			want="ping data: $(pattern $p "$size")"
-			got=$(sed -n "$((p + 1))p" "$tmp/$name.cout")
-			[ "$got" = "$want" ] || { good=0; echo "  ping $p: got  '$got'"; echo "  ping $p: want '$want'"; }
-			got=$(grep '^server ping data: ' "$tmp/$name.sout" | sed -n "$((p + 1))p")
-			[ "$got" = "server $want" ] || { good=0; echo "  server ping $p: got '$got'"; }
-		done
-		if [ $good = 1 ]; then
-			ok "$name: rping's pattern read and written back, pings 0-3"
-		else
-			bad "$name: ping data differ from rping's pattern"
-		fi
+		check_data "$name" "$size"
 	fi
 done
 
@@ -506,6 +515,171 @@ raw-long   wait  0000000000000001000000010000004041  Receive failed: .*|Terminat
 raw-gone   close 00000000000000010000010000000040    RDMA Read failed|ended while
 CASES
 
+# ---------------------------------------------------------------- SCTP
+# DDP over SCTP (RFC 5043) on the user-space stack, over UDP (RFC 6951)
+# on a free UDP port that the server receives on and the client sends
+# to; -p is then the SCTP port.  The same rping sequence, with no MPA in
+# between: both sides say so when connected (-d).
+udp=$(free_udp_port) || fail "no free UDP port"
+sctp="--llp sctp-udp --udp-port $udp"
+
+# over_sctp <name> <llp>: both sides connected over SCTP by that LLP.
+over_sctp() {
+	expect_line "$1" "$tmp/$1.cout" \
+		"^client: connected with 127\\.0\\.0\\.1 port [0-9]+ over SCTP \\($2\\): " \
+		"the client connected over SCTP ($2)"
+	expect_line "$1" "$tmp/$1.sout" \
+		"^server: connected with 127\\.0\\.0\\.1 port [0-9]+ over SCTP \\($2\\): " \
+		"the server connected over SCTP ($2)"
+}
+
+name=sctp-data-26
+if pingpong "$name" "-v $sctp" "-v -V -C 4 -S 26 $sctp"; then
+	summary "$name" 4 26
+	check_data "$name" 26
+fi
+# 65537 and 1 MiB are many DATA chunks per DDP message (MULPDU about
+# 1400); 1 MiB also grows the server's buffer.
+for case in "4096 20" "65537 8" "1048576 4"; do
+	set -- $case
+	name=sctp-size-$1
+	if pingpong "$name" "-d $sctp" "-d -V -C $2 -S $1 $sctp"; then
+		summary "$name" "$2" "$1"
+		over_sctp "$name" sctp-udp
+	fi
+done
+
+# The session's opening (RFC 6581 §7): an enhanced Initiate carries the
+# client's IRD and ORD; --mpa-rev=1 sends RFC 5043's plain one.  A server
+# held to revision 1 ends an enhanced Initiate's session, and the client
+# comes back with a plain one.
+while read -r name sopts copts want; do
+	[ "$sopts" = - ] && sopts=
+	[ "$copts" = - ] && copts=
+	if pingpong "$name" "-d $sctp $sopts" "-d -V -C 3 -S 1000 $sctp ${copts//,/ }"; then
+		summary "$name" 3 1000
+		expect_line "$name" "$tmp/$name.sout" \
+			"^server: connection request from .* over SCTP: $want\$" \
+			"the server took: $want"
+	fi
+done <<'EOF3'
+sctp-enhanced  -            -I,4,-O,2    enhanced Initiate, IRD 4, ORD 2
+sctp-rev1      --mpa-rev=1  --mpa-rev=1  plain Initiate, IRD 0, ORD 0
+sctp-rev1-srv  --mpa-rev=1  -I,4,-O,2    plain Initiate, IRD 0, ORD 0
+sctp-rev1-cli  -            --mpa-rev=1  plain Initiate, IRD 0, ORD 0
+EOF3
+
+# A client to an SCTP port that nobody listens on, of a stack that
+# answers on that UDP port (a persistent server's, listening on another
+# SCTP port): the stack answers the INIT with an ABORT (RFC 4960 §8.4),
+# which refuses the connection at once, well before the 10 s that an
+# INIT nobody answers takes.  The same stack then serves its own port,
+# and a second server cannot have the UDP port: its message names it.
+name=sctp-refused
+if start_server "$name" -a 127.0.0.1 -P $sctp; then
+	other=$((port == 65535 ? port - 1 : port + 1))
+	t0=$EPOCHREALTIME
+	timeout 30 "$ping" -c -a 127.0.0.1 -p "$other" -C 1 $sctp \
+		>"$tmp/$name.cout" 2>"$tmp/$name.cerr"
+	rc=$?
+	t1=$EPOCHREALTIME
+	ms=$(( (${t1/./} - ${t0/./}) / 1000 ))
+	if [ $rc -eq 1 ] && [ "$ms" -le 3000 ] &&
+		grep -q "^client: connection with 127\.0\.0\.1 port $other failed: Connection refused\$" \
+			"$tmp/$name.cerr"; then
+		ok "$name: exit 1 in $ms ms: $(cat "$tmp/$name.cerr")"
+	else
+		bad "$name: exit $rc in $ms ms (want 1, within 3000 ms, refused)"
+		show "$tmp/$name.cout" "$tmp/$name.cerr"
+	fi
+	if timeout 30 "$ping" -c -a 127.0.0.1 -p "$port" -C 2 -V $sctp \
+		>"$tmp/$name.c2out" 2>"$tmp/$name.c2err"; then
+		ok "$name: the server's own port pings"
+	else
+		bad "$name: a client to the server's own port failed"
+		show "$tmp/$name.c2out" "$tmp/$name.c2err"
+	fi
+	timeout 30 "$ping" -s -p 0 -a 127.0.0.1 $sctp \
+		>"$tmp/$name.s2out" 2>"$tmp/$name.s2err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "over SCTP over UDP port $udp: Address already in use" \
+		"$tmp/$name.s2err"; then
+		ok "$name: a second server on UDP port $udp: exit 1: $(cat "$tmp/$name.s2err")"
+	else
+		bad "$name: a second server on the UDP port: exit $rc"
+		show "$tmp/$name.s2out" "$tmp/$name.s2err"
+	fi
+	kill -TERM "$spid"
+	wait "$spid"
+	src=$?
+	wait "$catpid"
+	if [ $src -eq 0 ]; then
+		ok "$name: the server exits 0 on SIGTERM"
+	else
+		bad "$name: server exit $src on SIGTERM"
+		show "$tmp/$name.serr"
+	fi
+fi
+
+# --llp sctp-kernel is the kernel's SCTP and nothing else: where the
+# kernel has none, the server and the client fail, saying why, and never
+# fall back to the user-space stack; where it has one, they ping over
+# it.  --llp sctp takes whichever of the two this host has.
+name=sctp-kernel
+mkfifo "$tmp/$name.fifo"
+timeout 60 "$ping" -s -p 0 -a 127.0.0.1 -d --llp sctp-kernel \
+	>"$tmp/$name.fifo" 2>"$tmp/$name.serr" &
+spid=$!
+pids+=("$spid")
+exec {fd}<"$tmp/$name.fifo"
+if IFS= read -r -t 30 line <&"$fd"; then
+	auto=sctp-kernel
+	sfd=$fd
+	drain_server "$name"
+	port=${line##* port }
+	timeout 60 "$ping" -c -a 127.0.0.1 -p "$port" -d -V -C 3 \
+		--llp sctp-kernel >"$tmp/$name.cout" 2>"$tmp/$name.cerr"
+	crc=$?
+	wait "$spid"
+	src=$?
+	wait "$catpid"
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		ok "$name: this kernel has SCTP: client and server exit 0"
+		over_sctp "$name" sctp-kernel
+	else
+		bad "$name: client exit $crc, server exit $src"
+		show "$tmp/$name.cout" "$tmp/$name.cerr" "$tmp/$name.serr"
+	fi
+else
+	auto=sctp-udp
+	exec {fd}<&-
+	wait "$spid"
+	src=$?
+	timeout 30 "$ping" -c -a 127.0.0.1 -p 7174 -C 1 --llp sctp-kernel \
+		>"$tmp/$name.cout" 2>"$tmp/$name.cerr"
+	crc=$?
+	why='this kernel has no SCTP'
+	if [ $src -eq 1 ] && grep -q "^server: .*$why" "$tmp/$name.serr"; then
+		ok "$name: the server exits 1: $(cat "$tmp/$name.serr")"
+	else
+		bad "$name: the server: exit $src, no '$why'"
+		show "$tmp/$name.serr"
+	fi
+	if [ $crc -eq 1 ] && [ ! -s "$tmp/$name.cout" ] &&
+		grep -q "^client: .*$why" "$tmp/$name.cerr"; then
+		ok "$name: the client exits 1: $(cat "$tmp/$name.cerr")"
+	else
+		bad "$name: the client: exit $crc, no '$why'"
+		show "$tmp/$name.cout" "$tmp/$name.cerr"
+	fi
+fi
+name=sctp-auto
+if pingpong "$name" "-d --llp sctp --udp-port $udp" \
+	"-d -V -C 3 --llp sctp --udp-port $udp"; then
+	summary "$name" 3 64
+	over_sctp "$name" "$auto"
+fi
+
 # Usage errors: exit status 2 and a message.
 while read -r name args; do
 	"$ping" $args >"$tmp/$name.out" 2>"$tmp/$name.err"
@@ -524,6 +698,8 @@ usage-crc       -s --crc=maybe
 usage-port      -s -p 70000
 usage-delay     -c -a 127.0.0.1 --start-delay=10001
 usage-delay-srv -s --start-delay=100
+usage-llp       -c -a 127.0.0.1 --llp bogus
+usage-udp-port  -s --llp sctp-udp --udp-port 0
 EOF
 
 check_summary
