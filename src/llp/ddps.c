@@ -111,6 +111,7 @@ struct uiw_ddps_sess {
 	struct uiw_qp *qp;
 	bool attached;
 	bool term_sent, term_rcvd;
+	bool term_after;              /* sess_end sends our Terminate */
 	bool tx_blocked;              /* waiting for writable */
 	unsigned ctl_queued;          /* its messages in the ctlq */
 	struct uiw_ddps_sess *blk_next;
@@ -192,6 +193,7 @@ static struct ddps_as **as_home(struct ddps_as *a)
 
 static void sess_end(struct uiw_ddps_sess *s, int err,
 		     const struct uiw_ddps_ctl *c, const char *why);
+static void sess_end_term(struct uiw_ddps_sess *s, int err, const char *why);
 static void sess_tx(struct uiw_ddps_sess *s);
 static void as_check_idle(struct ddps_as *a);
 
@@ -507,9 +509,7 @@ static void as_writable(struct ddps_as *a)
 static void sess_violation(struct uiw_ddps_sess *s, const char *why)
 {
 	UIW_DBG(1, "ddps stream %u: %s: the session ends", s->sid, why);
-	if (!s->term_sent && s->as->sa)
-		send_ctl(s, UIW_DDPS_TERMINATE, NULL, NULL, 0);
-	sess_end(s, -ECONNRESET, NULL, why);
+	sess_end_term(s, -ECONNRESET, why);
 }
 
 /* A DDP segment, in DDP-SSN order, to the engine. */
@@ -800,10 +800,8 @@ static void linger_fire(void *arg)
 		return;
 	/* The peer never sent its Terminate, or the engine never closed
 	 * after the peer's: the session is over all the same. */
-	if (!s->term_sent && s->as->sa)
-		send_ctl(s, UIW_DDPS_TERMINATE, NULL, NULL, 0);
-	sess_end(s, s->term_sent && s->term_rcvd ? 0 : -ETIMEDOUT, NULL,
-		 "no orderly end in time");
+	sess_end_term(s, s->term_rcvd ? 0 : -ETIMEDOUT,
+		      "no orderly end in time");
 }
 
 static struct uiw_ddps_sess *sess_new(struct ddps_as *a)
@@ -877,6 +875,15 @@ static void sess_free(struct uiw_ddps_sess *s)
 	as_check_idle(a);
 }
 
+/* As sess_end, and our Session Terminate goes out once the QP is flushed
+ * and the owner told: whoever sees it on the wire finds the end already
+ * reported here. */
+static void sess_end_term(struct uiw_ddps_sess *s, int err, const char *why)
+{
+	s->term_after = true;
+	sess_end(s, err, NULL, why);
+}
+
 static void sess_end(struct uiw_ddps_sess *s, int err,
 		     const struct uiw_ddps_ctl *c, const char *why)
 {
@@ -894,6 +901,8 @@ static void sess_end(struct uiw_ddps_sess *s, int err,
 		why ? why : "");
 	if (own && own->ended)
 		own->ended(s->ctx, s, err, c, why);
+	if (s->term_after && !s->term_sent && s->as->sa)
+		send_ctl(s, UIW_DDPS_TERMINATE, NULL, NULL, 0);
 	sess_free(s);
 }
 

@@ -90,12 +90,12 @@ verdict() {
 	fi
 	# sctp_kern.c logs the association's SCTP_REMOTE_UDP_ENCAPS_PORT
 	# (UIWARP_DEBUG=1).
-	gport=$(sed -n 's/.*kernel SCTP: association .* up: .*, UDP port \([0-9]*\)$/\1/p' "$gout" | head -n 1)
+	gport=$(sed -n 's/.*kernel SCTP: association .* up: .*, UDP port \([0-9]*\)$/\1/p' "$gout" | sed -n 1p)
 	if [ -n "$gport" ] && [ "$gport" != 0 ] && { [ -z "$port" ] || [ "$gport" = "$port" ]; }; then
 		ok "$name: the guest kernel's association sends in UDP to the host's port $gport (RFC 6951)"
 	else
 		bad "$name: the guest kernel's association: remote UDP port '$gport'${port:+, want $port}"
-		grep 'kernel SCTP' "$gout" | head -n 5 | sed 's/^/  | /'
+		grep 'kernel SCTP' "$gout" | sed -n 1,5p | sed 's/^/  | /'
 	fi
 	read -r u0 i0 o0 <<< "$before"
 	read -r u1 i1 o1 <<< "$(counters)"

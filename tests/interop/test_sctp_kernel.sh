@@ -84,7 +84,7 @@ kernel_run() {
 		ok "$name: kernel <-> kernel: $(tail -n 1 "$SIW_TMP/$name.out")"
 	else
 		bad "$name: kernel <-> kernel: status $st: $(grep -c '^FAIL' "$SIW_TMP/$name.out") checks failed"
-		grep '^FAIL\|^#' "$SIW_TMP/$name.out" | head -n 20 | sed 's/^/  | /'
+		grep '^FAIL\|^#' "$SIW_TMP/$name.out" | sed -n 1,20p | sed 's/^/  | /'
 		show "$SIW_TMP/$name.out"
 	fi
 	return "$st"
