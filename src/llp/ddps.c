@@ -923,6 +923,18 @@ static int as_pick_stream(struct ddps_as *a)
 	return -1;
 }
 
+/* Whether as_pick_stream would find a stream, without moving the
+ * cursor. */
+static bool as_has_stream(const struct ddps_as *a)
+{
+	uint16_t i;
+
+	for (i = 0; i < a->nstreams; i++)
+		if (!a->by_sid[i] && !a->quarantine[i])
+			return true;
+	return false;
+}
+
 static int sess_send_initiate(struct uiw_ddps_sess *s)
 {
 	int sid = as_pick_stream(s->as);
@@ -1379,7 +1391,7 @@ int uiw_ddps_connect(struct uiw_sctp_stack *st, const struct sockaddr *peer,
 		if (!a->active || !a->sa || a->udp_port != udp_port ||
 		    !same_peer(&a->peer, a->peerlen, peer, peerlen))
 			continue;
-		if (!a->up || as_pick_stream(a) >= 0)
+		if (!a->up || as_has_stream(a))
 			break;
 	}
 	s = sess_new(NULL);

@@ -117,6 +117,21 @@ int usrsctp_sysctl_set_sctp_debug_on(uint32_t value);
 #define USR_BACKLOG_MAX    1024
 #define USR_INIT_ATTEMPTS  6       /* INITs sent before giving up */
 #define USR_INIT_TIMEO_MS  8000    /* their largest RTO: 3+6+8+8+8+8 s */
+/* How long a dead path takes to end the association (RFC 4960 §8.1,
+ * §8.2): more than Association.Max.Retrans consecutive retransmission
+ * timeouts and unanswered heartbeats, the RTO doubling from RTO.Min up
+ * to RTO.Max.  §15's defaults, usrsctp's too (RTO.Max 60 s,
+ * Association.Max.Retrans 10), take some 4 minutes on loopback (243 s
+ * measured: 1+2+4+...+32+60+60+60 s), as long as a QP's outstanding
+ * work waits for its flush.  §15 lets the user tune them.  With one path
+ * each way (§7.2 of RFC 5043: one local address), §8.1's note asks that
+ * Association.Max.Retrans not exceed Path.Max.Retrans (5, kept), so 5;
+ * and an RTO.Max of 8 s makes it 1+2+4+8+8+8 = 31 s where the RTO is
+ * RTO.Min (tests/faultproxy/test_sctp_faults.c measures it).  RTO.Min
+ * and RTO.Initial stay §15's (1 s, 3 s): nothing is retransmitted sooner
+ * on a real network, only the backoff stops earlier. */
+#define USR_RTO_MAX_MS     8000
+#define USR_ASSOC_MAXRXT   5
 #define USR_RX_BATCH       64      /* datagrams per wake-up */
 #define USR_PORT_TRIES     256     /* ephemeral SCTP port picks */
 #define USR_FINISH_MS      2000    /* usrsctp_finish retries */
@@ -1062,6 +1077,14 @@ static int so_setup(struct usr_stack *st, struct socket *so)
 		.sinit_max_attempts = USR_INIT_ATTEMPTS,
 		.sinit_max_init_timeo = USR_INIT_TIMEO_MS,
 	};
+	struct sctp_rtoinfo rto = {
+		.srto_assoc_id = SCTP_FUTURE_ASSOC,
+		.srto_max = USR_RTO_MAX_MS,     /* 0: initial, min kept */
+	};
+	struct sctp_assocparams ap = {
+		.sasoc_assoc_id = SCTP_FUTURE_ASSOC,
+		.sasoc_asocmaxrxt = USR_ASSOC_MAXRXT,
+	};
 	struct sctp_paddrparams pp;
 	uint32_t pdp = USR_MSG_MAX;
 	int on = 1, rcv = USR_RCVBUF, snd = USR_SNDBUF, ret;
@@ -1083,6 +1106,10 @@ static int so_setup(struct usr_stack *st, struct socket *so)
 			  "SCTP_INITMSG")) ||
 	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_NODELAY, &on, sizeof(on),
 			  "SCTP_NODELAY")) ||
+	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_RTOINFO, &rto, sizeof(rto),
+			  "SCTP_RTOINFO")) ||
+	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_ASSOCINFO, &ap, sizeof(ap),
+			  "SCTP_ASSOCINFO")) ||
 	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp,
 			  sizeof(pp), "SCTP_PEER_ADDR_PARAMS")) ||
 	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pdp,

@@ -876,6 +876,241 @@ static void test_stop_with_pending(void **state)
 	rig_stop(&r);
 }
 
+/* ------------------------------------------------------------------ */
+/* Filters                                                             */
+
+/* Picks the test datagrams whose number is a multiple of *arg. */
+static bool every_nth(void *arg, const uint8_t *data, size_t len)
+{
+	uint32_t seq;
+
+	if (len < HDR)
+		return false;
+	memcpy(&seq, data + 4, 4);
+	return seq % *(const uint32_t *)arg == 0;
+}
+
+/* Held datagrams wait while the others pass; released, they go in the
+ * order they came. */
+static void test_filter_hold(void **state)
+{
+	static const uint32_t passed[] = { 1, 2, 4, 5, 7, 8 };
+	uint32_t three = 3;
+	struct uiw_uf_stats st;
+	struct rig r;
+
+	rig_start(&r, AF_INET, NULL);
+	r.up.echo = false;
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &three,
+				      UIW_UF_HOLD, UIW_UF_MAX_MS), 0);
+	for (uint32_t s = 0; s < 9; s++)
+		cli_send(&r, 0, s, len_of(s));
+	assert_int_equal(uiw_uf_wait_matched(r.uf, UIW_UF_C2S, 3, TMO_MS), 0);
+	assert_int_equal(uiw_uf_wait_done(r.uf, UIW_UF_C2S, 6, TMO_MS), 0);
+	assert_true(pump(&r, 6, 0, TMO_MS));
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_C2S].matched, 3);
+	assert_int_equal(st.d[UIW_UF_C2S].pending, 3);
+	assert_int_equal(st.d[UIW_UF_C2S].forwarded, 6);
+	assert_int_equal(st.d[UIW_UF_C2S].reordered + st.d[UIW_UF_C2S].delayed,
+			 0);
+	assert_int_equal(r.up.n, 6);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(r.up.rec[i].seq, passed[i]);
+	check_balance(&st);
+
+	/* Without the filter the next goes straight on; the held stay. */
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, NULL, NULL,
+				      UIW_UF_COUNT, 0), 0);
+	cli_send(&r, 0, 9, len_of(9));
+	assert_int_equal(uiw_uf_wait_done(r.uf, UIW_UF_C2S, 7, TMO_MS), 0);
+	assert_true(pump(&r, 7, 0, TMO_MS));
+	assert_int_equal(r.up.rec[6].seq, 9);
+	assert_int_equal(uiw_uf_release(r.uf, UIW_UF_C2S), 0);
+	settle(&r);
+	assert_int_equal(r.up.n, 10);
+	assert_int_equal(r.up.rec[7].seq, 0);
+	assert_int_equal(r.up.rec[8].seq, 3);
+	assert_int_equal(r.up.rec[9].seq, 6);
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_C2S].pending, 0);
+	assert_int_equal(st.d[UIW_UF_C2S].forwarded, 10);
+	assert_int_equal(st.d[UIW_UF_C2S].matched, 3);
+	assert_int_equal(st.d[UIW_UF_S2C].matched, 0);
+	rig_stop(&r);
+}
+
+/* A hold nobody releases ends after its time; one held when the path
+ * is cut is lost. */
+static void test_filter_hold_time_and_cut(void **state)
+{
+	uint32_t one = 1;
+	struct uiw_uf_stats st;
+	struct rig r;
+
+	rig_start(&r, AF_INET, NULL);
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &one,
+				      UIW_UF_HOLD, 60), 0);
+	cli_stream(&r, 0, 0, 3);
+	assert_int_equal(r.up.n, 3);
+	for (uint32_t s = 0; s < 3; s++) {
+		assert_int_equal(r.up.rec[s].seq, s);
+		assert_true(r.up.rec[s].at - r.up.rec[s].sent >= 60 * MS);
+	}
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &one,
+				      UIW_UF_HOLD, UIW_UF_MAX_MS), 0);
+	cli_send(&r, 0, 3, len_of(3));
+	assert_int_equal(uiw_uf_wait_matched(r.uf, UIW_UF_C2S, 4, TMO_MS), 0);
+	assert_int_equal(uiw_uf_cut(r.uf, false), 0);
+	assert_int_equal(uiw_uf_release(r.uf, UIW_UF_C2S), 0);
+	settle(&r);
+	assert_int_equal(r.up.n, 3);
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_C2S].dropped, 1);
+	assert_int_equal(st.d[UIW_UF_C2S].pending, 0);
+	rig_stop(&r);
+}
+
+/* Counting changes nothing; dropping drops; the other direction and
+ * the random draws are untouched. */
+static void test_filter_count_drop(void **state)
+{
+	uint32_t two = 2, one = 1;
+	struct uiw_uf_stats st;
+	struct rig r;
+
+	rig_start(&r, AF_INET, NULL);
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_S2C, every_nth, &one,
+				      UIW_UF_COUNT, 0), 0);
+	cli_stream(&r, 0, 0, 10);
+	assert_int_equal(r.up.n, 10);
+	assert_int_equal(r.cli[0].n, 10);
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_S2C].matched, 10);
+	assert_int_equal(st.d[UIW_UF_S2C].forwarded, 10);
+	assert_int_equal(st.d[UIW_UF_C2S].matched, 0);
+
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &two,
+				      UIW_UF_DROP, 0), 0);
+	cli_stream(&r, 0, 10, 20);
+	assert_int_equal(r.up.n, 15);
+	for (size_t i = 10; i < 15; i++)
+		assert_int_equal(r.up.rec[i].seq % 2, 1);
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_C2S].matched, 5);
+	assert_int_equal(st.d[UIW_UF_C2S].dropped, 5);
+	assert_int_equal(st.d[UIW_UF_S2C].matched, 15);
+	check_balance(&st);
+
+	/* A datagram the drop fault takes is not the filter's. */
+	assert_int_equal(uiw_uf_drop(r.uf, UIW_UF_C2S, UIW_UF_PPM), 0);
+	cli_stream(&r, 0, 20, 22);
+	uiw_uf_get_stats(r.uf, &st);
+	assert_int_equal(st.d[UIW_UF_C2S].matched, 5);
+	assert_int_equal(st.d[UIW_UF_C2S].dropped, 7);
+
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &two, 3, 0),
+			 -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &two,
+				      UIW_UF_HOLD, 0), -1);
+	assert_int_equal(uiw_uf_match(r.uf, UIW_UF_C2S, every_nth, &two,
+				      UIW_UF_HOLD, UIW_UF_MAX_MS + 1), -1);
+	assert_int_equal(uiw_uf_match(r.uf, 2, NULL, NULL, UIW_UF_COUNT, 0),
+			 -1);
+	assert_int_equal(uiw_uf_release(r.uf, 2), -1);
+	assert_int_equal(uiw_uf_wait_matched(r.uf, UIW_UF_C2S, 6, 10), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	rig_stop(&r);
+}
+
+/* An SCTP packet: the common header, then chunks given as (type,
+ * length, value octet) with padding; returns its length. */
+static size_t sctp_packet(uint8_t *b, uint32_t vtag, const uint8_t *types,
+			  const uint16_t *lens, int n)
+{
+	size_t off = 12;
+
+	memset(b, 0, 12);
+	b[0] = 0x13, b[1] = 0x88, b[2] = 0x13, b[3] = 0x89;
+	b[4] = (uint8_t)(vtag >> 24), b[5] = (uint8_t)(vtag >> 16);
+	b[6] = (uint8_t)(vtag >> 8), b[7] = (uint8_t)vtag;
+	for (int i = 0; i < n; i++) {
+		uint8_t *c = b + off;
+
+		memset(c, 0xa5, lens[i]);
+		c[0] = types[i];
+		c[1] = 0x03;
+		c[2] = (uint8_t)(lens[i] >> 8);
+		c[3] = (uint8_t)lens[i];
+		if (types[i] == 0 && lens[i] >= 16) {
+			/* TSN 0x01020304 + i, stream 7 + i, SSN 0x0102,
+			 * PPID 16 */
+			c[4] = 1, c[5] = 2, c[6] = 3, c[7] = (uint8_t)(4 + i);
+			c[8] = 0, c[9] = (uint8_t)(7 + i);
+			c[10] = 1, c[11] = 2;
+			c[12] = 0, c[13] = 0, c[14] = 0, c[15] = 16;
+		}
+		off += ((size_t)lens[i] + 3) & ~(size_t)3;
+	}
+	return off;
+}
+
+/* RFC 4960 §3: the first DATA chunk behind a SACK, chunk lengths that
+ * do not fit, packets too short. */
+static void test_sctp_parse(void **state)
+{
+	static const uint8_t t1[] = { 3, 0, 0 };
+	static const uint16_t l1[] = { 16, 21, 20 };
+	static const uint8_t t2[] = { 14 };
+	static const uint16_t l2[] = { 4 };
+	uint8_t b[256];
+	struct uiw_uf_sctp_data d;
+	uint16_t sid;
+	size_t n;
+
+	n = sctp_packet(b, 0xdeadbeef, t1, l1, 3);
+	assert_int_equal(n, 12 + 16 + 24 + 20);
+	memset(&d, 0, sizeof(d));
+	assert_true(uiw_uf_sctp_first_data(b, n, &d));
+	assert_int_equal(d.vtag, 0xdeadbeef);
+	assert_int_equal(d.flags, 3);
+	assert_int_equal(d.tsn, 0x01020305);
+	assert_int_equal(d.sid, 8);
+	assert_int_equal(d.ssn, 0x0102);
+	assert_int_equal(d.ppid, 16);
+	assert_int_equal(d.data_len, 5);
+	assert_int_equal(d.index, 1);
+	assert_true(uiw_uf_sctp_has_chunk(b, n, 3));
+	assert_true(uiw_uf_sctp_has_chunk(b, n, 0));
+	assert_false(uiw_uf_sctp_has_chunk(b, n, 14));
+	sid = 8;
+	assert_true(uiw_uf_match_sctp_sid(&sid, b, n));
+	sid = 9;		/* the second DATA chunk's: not the first */
+	assert_false(uiw_uf_match_sctp_sid(&sid, b, n));
+	assert_false(uiw_uf_match_sctp_sid(NULL, b, n));
+
+	/* Cut inside the DATA chunk: it does not fit, so no DATA. */
+	assert_false(uiw_uf_sctp_first_data(b, 12 + 16 + 20, &d));
+	assert_true(uiw_uf_sctp_has_chunk(b, 12 + 16 + 20, 3));
+	/* Without padding after the last chunk it still fits. */
+	assert_true(uiw_uf_sctp_first_data(b, 12 + 16 + 21, NULL));
+	/* A chunk length below 4 ends the walk. */
+	b[12 + 3] = 2;
+	assert_false(uiw_uf_sctp_first_data(b, n, &d));
+	assert_false(uiw_uf_sctp_has_chunk(b, n, 3));
+	/* A DATA chunk too short for its header. */
+	n = sctp_packet(b, 1, t1 + 1, (const uint16_t[]){ 12 }, 1);
+	assert_false(uiw_uf_sctp_first_data(b, n, &d));
+	/* A packet with no DATA; one shorter than a common header. */
+	n = sctp_packet(b, 1, t2, l2, 1);
+	assert_false(uiw_uf_sctp_first_data(b, n, &d));
+	assert_true(uiw_uf_sctp_has_chunk(b, n, 14));
+	assert_false(uiw_uf_sctp_has_chunk(b, 11, 14));
+	assert_false(uiw_uf_sctp_first_data(b, 12, &d));
+	assert_false(uiw_uf_sctp_first_data(NULL, 0, &d));
+}
+
 static void test_misuse(void **state)
 {
 	struct uiw_uf_config cfg;
@@ -1066,6 +1301,10 @@ int main(void)
 		cmocka_unit_test(test_two_clients),
 		cmocka_unit_test(test_pending_limits),
 		cmocka_unit_test(test_stop_with_pending),
+		cmocka_unit_test(test_filter_hold),
+		cmocka_unit_test(test_filter_hold_time_and_cut),
+		cmocka_unit_test(test_filter_count_drop),
+		cmocka_unit_test(test_sctp_parse),
 		cmocka_unit_test(test_misuse),
 		cmocka_unit_test_teardown(test_tool_udp, tool_teardown),
 		cmocka_unit_test_teardown(test_tool_udp_signal_and_bad_args,

@@ -635,6 +635,8 @@ int lbu_pair_connect(struct lbu_pair *p, const struct lbu_opts *o)
 	sp.ord = o->srv_ord;
 
 	cp.llp = sp.llp = lbu_llp(&cp.udp_port);
+	if (o->cli_udp_port)
+		cp.udp_port = o->cli_udp_port;
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -131,6 +131,9 @@ struct lbu_opts {
 	struct uiw_device *cli_dev, *srv_dev;
 	struct lbu_listener *lst;       /* must be on srv_dev */
 	struct uiw_cq *cli_scq, *cli_rcq, *srv_scq, *srv_rcq;
+	/* SCTP over UDP: the UDP port the client sends to (a relay's,
+	 * say); 0: the listener's (lbu_llp). */
+	uint16_t cli_udp_port;
 	/* Private data the client sends with its MPA Request. */
 	const void *cli_pdata;
 	uint16_t cli_pdata_len;

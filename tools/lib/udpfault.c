@@ -9,9 +9,9 @@
  * places: the delay line, a FIFO ring ordered by arrival, whose head
  * leaves when its time has come; and the held set, in the order of
  * holding, where reordered datagrams wait for the datagrams that are to
- * overtake them.  Both share the direction's pending limits.  Every
- * random draw happens when a datagram is read, so what becomes of it
- * does not depend on timing.
+ * overtake them and a filter's holds wait for their release.  Both share
+ * the direction's pending limits.  Every random draw happens when a
+ * datagram is read, so what becomes of it does not depend on timing.
  */
 #include "udpfault.h"
 #include "relay_util.h"
@@ -30,6 +30,7 @@
 #define UF_DEFAULT_PENDING	1024u
 #define UF_DEFAULT_BYTES	(4u * 1024u * 1024u)
 #define UF_NO_COUNT		UINT64_MAX	/* a hold released by time only */
+#define UF_SOCK_BUF		(4 << 20)	/* socket buffers asked for */
 /* Makes the second direction's generator differ from the first's. */
 #define UF_SEED_S2C		0xA0761D6478BD642Full
 
@@ -38,6 +39,7 @@ struct uf_dgram {
 	size_t len;
 	unsigned int client;	/* index into clients */
 	bool hold, dup;		/* decided when it was read */
+	bool matched;		/* held by the filter: uiw_uf_release() */
 	int64_t due;		/* line: when it leaves; held: latest release */
 	uint64_t after;		/* held: released once passed reaches it */
 };
@@ -52,6 +54,10 @@ struct uf_dir {
 	unsigned int hn;
 	size_t bytes;		/* octets in line and held */
 	uint64_t passed;	/* datagrams sent in their turn, not holds */
+	uiw_uf_match_fn match;	/* the filter, if any */
+	void *match_arg;
+	enum uiw_uf_action action;
+	unsigned int match_ms;
 	struct uiw_uf_dir_stats st;	/* pending and burst_left unused */
 };
 
@@ -129,6 +135,17 @@ static bool uf_same_addr(const struct sockaddr_storage *a,
 	}
 }
 
+/* Room for bursts in the kernel's buffers of a socket (it grants up to
+ * net.core.rmem_max / wmem_max): what the relay loses while its thread
+ * waits for a processor is loss nobody asked for.  Best effort. */
+static void uf_sock_bufs(int fd)
+{
+	int v = UF_SOCK_BUF;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
 /* The index of the client at ss, tracked from now on if it is new; -1
  * when there is no room for it or its socket cannot be made. */
 static int uf_client(struct uiw_uf *uf, const struct sockaddr_storage *ss,
@@ -152,6 +169,7 @@ static int uf_client(struct uiw_uf *uf, const struct sockaddr_storage *ss,
 		close(fd);
 		return -1;
 	}
+	uf_sock_bufs(fd);
 	c = &uf->clients[uf->nclients];
 	memcpy(&c->addr, ss, sizeof(*ss));
 	c->len = len;
@@ -277,6 +295,21 @@ static void uf_depart(struct uiw_uf *uf, int dir, struct uf_dgram *g,
 		uf_release(uf, dir, now);
 }
 
+/* A datagram the filter holds: in the held set, in its turn, until it is
+ * released or its time is up; neither delayed nor overtaken. */
+static void uf_hold_matched(struct uiw_uf *uf, struct uf_dir *d,
+			    struct uf_dgram *g, int64_t now)
+{
+	if (!uf_room(uf, d, g->len) || !uf_keep(d, g)) {
+		d->st.overflow++;
+		return;
+	}
+	g->matched = true;
+	g->after = UF_NO_COUNT;
+	g->due = now + (int64_t)d->match_ms * UIW_RL_NS_PER_MS;
+	d->held[d->hn++] = *g;
+}
+
 /* A datagram read from dir's source, of client. */
 static void uf_ingress(struct uiw_uf *uf, int dir, unsigned int client,
 		       uint8_t *data, size_t len)
@@ -305,6 +338,17 @@ static void uf_ingress(struct uiw_uf *uf, int dir, unsigned int client,
 	if (r_drop < d->f.drop_ppm) {
 		d->st.dropped++;
 		return;
+	}
+	if (d->match && d->match(d->match_arg, data, len)) {
+		d->st.matched++;
+		if (d->action == UIW_UF_DROP) {
+			d->st.dropped++;
+			return;
+		}
+		if (d->action == UIW_UF_HOLD) {
+			uf_hold_matched(uf, d, &g, now);
+			return;
+		}
 	}
 	/* Nothing ahead of it and no delay: straight on. */
 	if (d->ln == 0 && d->f.delay_ms == 0) {
@@ -549,6 +593,7 @@ struct uiw_uf *uiw_uf_start(const struct sockaddr *upstream, socklen_t len,
 				false, &uf->laddr, &uf->llen);
 	if (uf->lfd < 0)
 		goto fail;
+	uf_sock_bufs(uf->lfd);
 	if (uiw_rl_start(&uf->rl, uf_main, uf) < 0)
 		goto fail;
 	return uf;
@@ -742,14 +787,24 @@ void uiw_uf_get_stats(struct uiw_uf *uf, struct uiw_uf_stats *st)
 	pthread_mutex_unlock(&uf->rl.mu);
 }
 
-static uint64_t uf_done(const struct uf_dir *d)
+/* What a wait counts. */
+enum uf_count { UF_RECEIVED, UF_DONE, UF_MATCHED };
+
+static uint64_t uf_count(const struct uf_dir *d, enum uf_count what)
 {
-	return d->st.forwarded + d->st.dropped + d->st.overflow +
-	       d->st.send_errors;
+	switch (what) {
+	case UF_RECEIVED:
+		return d->st.received;
+	case UF_MATCHED:
+		return d->st.matched;
+	default:
+		return d->st.forwarded + d->st.dropped + d->st.overflow +
+		       d->st.send_errors;
+	}
 }
 
-static int uf_wait(struct uiw_uf *uf, int dir, uint64_t n, bool done,
-		   int timeout_ms)
+static int uf_wait(struct uiw_uf *uf, int dir, uint64_t n,
+		   enum uf_count what, int timeout_ms)
 {
 	struct timespec ts, *until = uiw_rl_until(&ts, timeout_ms);
 	int rc = 0;
@@ -757,7 +812,7 @@ static int uf_wait(struct uiw_uf *uf, int dir, uint64_t n, bool done,
 	if (uf == NULL || !uf_dir_ok(dir))
 		return uf_einval();
 	uiw_rl_enter(&uf->rl);
-	while ((done ? uf_done(&uf->d[dir]) : uf->d[dir].st.received) < n) {
+	while (uf_count(&uf->d[dir], what) < n) {
 		rc = uiw_rl_wait_once(&uf->rl, until);
 		if (rc)
 			break;
@@ -769,11 +824,143 @@ static int uf_wait(struct uiw_uf *uf, int dir, uint64_t n, bool done,
 int uiw_uf_wait_received(struct uiw_uf *uf, enum uiw_uf_dir dir,
 			 uint64_t n, int timeout_ms)
 {
-	return uf_wait(uf, dir, n, false, timeout_ms);
+	return uf_wait(uf, dir, n, UF_RECEIVED, timeout_ms);
 }
 
 int uiw_uf_wait_done(struct uiw_uf *uf, enum uiw_uf_dir dir, uint64_t n,
 		     int timeout_ms)
 {
-	return uf_wait(uf, dir, n, true, timeout_ms);
+	return uf_wait(uf, dir, n, UF_DONE, timeout_ms);
+}
+
+int uiw_uf_wait_matched(struct uiw_uf *uf, enum uiw_uf_dir dir, uint64_t n,
+			int timeout_ms)
+{
+	return uf_wait(uf, dir, n, UF_MATCHED, timeout_ms);
+}
+
+/* ------------------------------------------------------------------ */
+/* Filters                                                             */
+
+int uiw_uf_match(struct uiw_uf *uf, enum uiw_uf_dir dir, uiw_uf_match_fn fn,
+		 void *arg, enum uiw_uf_action action, unsigned int max_ms)
+{
+	struct uf_dir *d;
+
+	if (uf == NULL || !uf_dir_ok(dir) ||
+	    (fn != NULL && action != UIW_UF_COUNT && action != UIW_UF_DROP &&
+	     action != UIW_UF_HOLD) ||
+	    (fn != NULL && action == UIW_UF_HOLD &&
+	     (max_ms < 1 || max_ms > UIW_UF_MAX_MS)))
+		return uf_einval();
+	pthread_mutex_lock(&uf->rl.mu);
+	d = &uf->d[dir];
+	d->match = fn;
+	d->match_arg = fn ? arg : NULL;
+	d->action = fn ? action : UIW_UF_COUNT;
+	d->match_ms = fn ? max_ms : 0;
+	pthread_mutex_unlock(&uf->rl.mu);
+	return 0;
+}
+
+int uiw_uf_release(struct uiw_uf *uf, enum uiw_uf_dir dir)
+{
+	struct uf_dir *d;
+	int64_t now = uiw_rl_now();
+
+	if (uf == NULL || !uf_dir_ok(dir))
+		return uf_einval();
+	pthread_mutex_lock(&uf->rl.mu);
+	d = &uf->d[dir];
+	/* Their time is up: the thread sends them in the order held. */
+	for (unsigned int i = 0; i < d->hn; i++)
+		if (d->held[i].matched && d->held[i].due > now)
+			d->held[i].due = now;
+	pthread_mutex_unlock(&uf->rl.mu);
+	uiw_rl_wake(&uf->rl);
+	return 0;
+}
+
+/* The chunk at *off of an SCTP packet (RFC 4960 §3.2): its type and
+ * length; *off moves past it and its padding.  False at the end of the
+ * packet, or at a chunk whose length does not fit. */
+static bool uf_sctp_chunk(const uint8_t *p, size_t len, size_t *off,
+			  uint8_t *type, uint16_t *clen)
+{
+	size_t o = *off;
+
+	if (o > len || len - o < 4)
+		return false;
+	*type = p[o];
+	*clen = (uint16_t)(p[o + 2] << 8 | p[o + 3]);
+	if (*clen < 4 || *clen > len - o)
+		return false;
+	*off = o + (((size_t)*clen + 3) & ~(size_t)3);
+	return true;
+}
+
+static uint32_t uf_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+#define UF_SCTP_COMMON	12	/* RFC 4960 §3.1 */
+#define UF_SCTP_DATA	0	/* §3.3.1 */
+#define UF_SCTP_DATA_HDR 16	/* chunk header, TSN, SID, SSN, PPID */
+
+bool uiw_uf_sctp_first_data(const uint8_t *data, size_t len,
+			    struct uiw_uf_sctp_data *d)
+{
+	size_t off = UF_SCTP_COMMON, at;
+	unsigned int index = 0;
+	uint16_t clen;
+	uint8_t type;
+
+	if (data == NULL || len < UF_SCTP_COMMON)
+		return false;
+	for (;; index++) {
+		at = off;
+		if (!uf_sctp_chunk(data, len, &off, &type, &clen))
+			return false;
+		if (type != UF_SCTP_DATA)
+			continue;
+		if (clen < UF_SCTP_DATA_HDR)
+			return false;
+		if (d != NULL) {
+			const uint8_t *c = data + at;
+
+			d->vtag = uf_be32(data + 4);
+			d->flags = c[1];
+			d->tsn = uf_be32(c + 4);
+			d->sid = (uint16_t)(c[8] << 8 | c[9]);
+			d->ssn = (uint16_t)(c[10] << 8 | c[11]);
+			d->ppid = uf_be32(c + 12);
+			d->data_len = (uint16_t)(clen - UF_SCTP_DATA_HDR);
+			d->index = index;
+		}
+		return true;
+	}
+}
+
+bool uiw_uf_sctp_has_chunk(const uint8_t *data, size_t len, uint8_t type)
+{
+	size_t off = UF_SCTP_COMMON;
+	uint16_t clen;
+	uint8_t t;
+
+	if (data == NULL || len < UF_SCTP_COMMON)
+		return false;
+	while (uf_sctp_chunk(data, len, &off, &t, &clen))
+		if (t == type)
+			return true;
+	return false;
+}
+
+bool uiw_uf_match_sctp_sid(void *arg, const uint8_t *data, size_t len)
+{
+	struct uiw_uf_sctp_data d;
+
+	return arg != NULL && uiw_uf_sctp_first_data(data, len, &d) &&
+	       d.sid == *(const uint16_t *)arg;
 }

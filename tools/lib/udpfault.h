@@ -27,6 +27,8 @@
  *            including those already held when they would leave;
  *   burst    drop the next K datagrams;
  *   drop     drop each with a probability;
+ *   match    a filter (uiw_uf_match(), below) counts, drops or holds
+ *            the datagrams its predicate picks;
  *   delay    hold each for D ms (the delay line keeps them in order: a
  *            change of D applies to datagrams read after it);
  *   reorder  with a probability, hold a datagram as it leaves the delay
@@ -45,7 +47,10 @@
  * max_pending_bytes octets are held (delayed or reordered); a datagram
  * that would exceed either is dropped and counted as overflow.  A send
  * that fails (a full socket buffer, a refused port) drops the datagram,
- * counted as a send error, as a network would.
+ * counted as a send error, as a network would.  The relay's sockets ask
+ * for 4 MiB buffers each way, so that the kernel drops as little as it
+ * can beyond the faults asked for (what it drops before the relay reads
+ * is counted nowhere).
  *
  * Timers are deadlines of the relay's poll loop (CLOCK_MONOTONIC);
  * nothing sleeps.  Every function is thread-safe and may be called while
@@ -106,6 +111,8 @@ struct uiw_uf_dir_stats {
 	uint64_t reordered;	/* held back to be overtaken */
 	uint64_t overflow;	/* dropped: the pending limit was reached */
 	uint64_t send_errors;	/* dropped: the send failed */
+	uint64_t matched;	/* picked by the filter (counted, dropped
+				 * or held) */
 	unsigned int pending;	/* held now (delayed or reordered) */
 	unsigned int burst_left;	/* datagrams the burst still drops */
 };
@@ -179,5 +186,80 @@ int uiw_uf_wait_received(struct uiw_uf *uf, enum uiw_uf_dir dir,
 			 uint64_t n, int timeout_ms);
 int uiw_uf_wait_done(struct uiw_uf *uf, enum uiw_uf_dir dir, uint64_t n,
 		     int timeout_ms);
+
+/*
+ * Filters: faults aimed at particular datagrams.  A direction has at
+ * most one filter: a predicate on a datagram's octets and what to do
+ * with the datagrams it picks, among those that the cut, the burst and
+ * the drop let through:
+ *
+ *   UIW_UF_COUNT  only count them (a tap: the predicate sees them all);
+ *   UIW_UF_DROP   drop them;
+ *   UIW_UF_HOLD   hold them, in the order they came and without delay
+ *                 or reordering, until uiw_uf_release() or for at most
+ *                 max_ms each (1..UIW_UF_MAX_MS), whichever comes first;
+ *                 datagrams not picked go on meanwhile.
+ *
+ * Each datagram picked counts in matched.  Held datagrams share the
+ * direction's pending limits (one beyond them is dropped as overflow)
+ * and are lost if the path is cut before they leave; a duplication
+ * drawn for one applies when it leaves.  The predicate runs on the
+ * relay's thread with the relay's lock held, once per datagram read:
+ * it must be quick and must not call this API; arg is its own.  The
+ * draws of the random faults do not depend on filters.
+ */
+typedef bool (*uiw_uf_match_fn)(void *arg, const uint8_t *data, size_t len);
+
+enum uiw_uf_action {
+	UIW_UF_COUNT = 0,
+	UIW_UF_DROP = 1,
+	UIW_UF_HOLD = 2,
+};
+
+/* Sets dir's filter (replacing one there); fn NULL removes it.  Datagrams
+ * held already stay held until released or their time is up. */
+int uiw_uf_match(struct uiw_uf *uf, enum uiw_uf_dir dir, uiw_uf_match_fn fn,
+		 void *arg, enum uiw_uf_action action, unsigned int max_ms);
+/* Sends every datagram of dir that a filter holds, now, in the order
+ * they came. */
+int uiw_uf_release(struct uiw_uf *uf, enum uiw_uf_dir dir);
+/* Waits until at least n datagrams of dir have been picked by filters
+ * (matched), as the other waits. */
+int uiw_uf_wait_matched(struct uiw_uf *uf, enum uiw_uf_dir dir, uint64_t n,
+			int timeout_ms);
+
+/*
+ * Predicates for SCTP over UDP (RFC 6951 §4: a datagram's payload is
+ * one SCTP packet).  A packet is the 12-octet common header (RFC 4960
+ * §3.1: source and destination port, verification tag, checksum) and
+ * chunks, each a 4-octet header (type, flags, length) and its value,
+ * padded to a multiple of 4 octets (§3.2).  A DATA chunk (type 0,
+ * §3.3.1) carries TSN, stream identifier, stream sequence number and
+ * payload protocol identifier before its user data.  The checksum is
+ * not checked.
+ */
+struct uiw_uf_sctp_data {
+	uint32_t vtag;		/* the common header's verification tag */
+	uint8_t flags;		/* of the DATA chunk: U, B, E bits */
+	uint32_t tsn;
+	uint16_t sid, ssn;
+	uint32_t ppid;
+	uint16_t data_len;	/* octets of user data */
+	unsigned int index;	/* the chunk's position in the packet */
+};
+
+/* The first DATA chunk of the packet in data[0..len), in host order:
+ * true with *d filled, false when the packet has none before its end or
+ * before a chunk whose length does not fit. */
+bool uiw_uf_sctp_first_data(const uint8_t *data, size_t len,
+			    struct uiw_uf_sctp_data *d);
+/* Whether the packet has a chunk of the type (RFC 4960 §3.2) before its
+ * end or before a chunk whose length does not fit. */
+bool uiw_uf_sctp_has_chunk(const uint8_t *data, size_t len, uint8_t type);
+/* A predicate for uiw_uf_match(): arg points at a uint16_t stream
+ * identifier; picks the packets whose first DATA chunk is on that
+ * stream (a packet that leads with a chunk of the stream, as a
+ * retransmission of it does). */
+bool uiw_uf_match_sctp_sid(void *arg, const uint8_t *data, size_t len);
 
 #endif
