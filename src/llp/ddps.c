@@ -41,7 +41,15 @@
 /* The farthest ahead of the next DDP-SSN a chunk may be (RFC 5043 §10:
  * fewer than 32768 in flight). */
 #define DDPS_AHEAD_MAX      UIW_DDPS_INFLIGHT_MAX
-#define DDPS_GAP_MS_DEF     10000
+/* How long a gap in DDP-SSN may stay open.  The chunks that wait are
+ * bounded in octets already; this only ends a session whose peer never
+ * fills the gap.  It outlasts SCTP's own recovery: a peer retransmits a
+ * lost chunk until its association gives up (RFC 4960 §8.2: RTO.Max
+ * 60 s and 10 retransmissions by default; our usrsctp settings give up
+ * after some 31 s), so a gap an honest peer can still fill never ends
+ * the session first, and a path that died ends it as a failed
+ * association rather than as the peer's error. */
+#define DDPS_GAP_MS_DEF     120000
 #define DDPS_IDLE_MS_DEF    30000
 /* How long we wait for the peer's Session Terminate after ours. */
 #define DDPS_LINGER_MS      5000
