@@ -6,8 +6,9 @@
  * the send limits (-EMSGSIZE, -EINVAL), a burst through -EAGAIN and
  * writable with every message once, unacked and dry, orderly shutdown,
  * abort, a refused connect, two associations at once, a fixed port, the
- * backlog bound, IPv6 and a wildcard listener, junk datagrams, and the
- * stack stopped and started again with another path MTU.
+ * backlog bound, IPv6 and a wildcard listener, junk datagrams, the
+ * stack stopped and started again with another path MTU, and the path
+ * MTU by peer (loopback's) and from UIW_SCTP_MTU.
  *
  * Every call into the stack runs on its thread (uiw_rt_call); upcalls
  * record what they saw under one lock, and the test thread waits on the
@@ -37,6 +38,8 @@
 #define WAIT_MS   10000
 #define STREAMS   12        /* not the default, to see it used */
 #define DEF_MAXSEG 1424     /* sctp_usr.c's default MTU 1452, less 28 */
+#define LO_MAXSEG  65456    /* its MTU to a loopback peer, 65487, less 28,
+			       on a 4-octet boundary */
 #define MAX_SIDES 8
 #define BURST     3000
 
@@ -623,7 +626,8 @@ static void test_handshake(void **state)
 	assert_int_equal(ntohl(la->sin_addr.s_addr), INADDR_LOOPBACK);
 	assert_true(port_of(&lc.addr) != 0);
 	check_info_pair(cs, ss, &lc);
-	assert_int_equal(cs->info.maxseg, DEF_MAXSEG);
+	/* both ends on loopback: the loopback interface's MTU */
+	assert_int_equal(cs->info.maxseg, LO_MAXSEG);
 	assert_int_equal(ip4_of(&ss->info.local), INADDR_LOOPBACK);
 	end_pair(&lc, cs, ss);
 }
@@ -1166,6 +1170,33 @@ static void test_restart_stack(void **state)
 	stk = NULL;
 }
 
+/* UIW_SCTP_MTU gives a stack made without an MTU its path MTU, whatever
+ * the peer; a value out of range refuses the stack. */
+static void test_env_mtu(void **state)
+{
+	struct lsn lc = { 0 };
+	struct side *cs, *ss;
+
+	if (stk)
+		uiw_sctp_stack_put(stk);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "1452", 1), 0);
+	assert_int_equal(stack_start(0), 0);
+	ss = start_pair(&lc, &cs);
+	check_info_pair(cs, ss, &lc);
+	assert_int_equal(cs->info.maxseg, DEF_MAXSEG);
+	end_pair(&lc, cs, ss);
+	uiw_sctp_stack_put(stk);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "65488", 1), 0);
+	assert_int_equal(stack_start(0), -EINVAL);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "9000x", 1), 0);
+	assert_int_equal(stack_start(0), -EINVAL);
+	stk = NULL;
+	assert_int_equal(unsetenv("UIW_SCTP_MTU"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1182,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_and_wildcard),
 		cmocka_unit_test(test_junk),
 		cmocka_unit_test(test_restart_stack),
+		cmocka_unit_test(test_env_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
