@@ -954,7 +954,8 @@ static void usock_readable(void *arg, uint32_t events)
 	unsigned i;
 
 	(void)events;
-	for (i = 0; i < USR_RX_BATCH; i++) {
+	us->refs++;     /* a flush's upcalls may let go of it */
+	for (i = 0; i < USR_RX_BATCH && us->refs > 1; i++) {
 		union {
 			char b[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
 			       CMSG_SPACE(sizeof(struct in_pktinfo))];
@@ -1031,8 +1032,15 @@ static void usock_readable(void *arg, uint32_t events)
 		    st->rxbuf[USR_COMMON_HDR] == 10 /* COOKIE ECHO */)
 			lsn_mtu_for_cookie(st, st->rxbuf, &from);
 		usrsctp_conninput((void *)l->handle, st->rxbuf, (size_t)n, 0);
+		/* What the datagram brought goes up before the next is read:
+		 * usrsctp hands each message over in a buffer of its own
+		 * (malloc), and a round of 64 datagrams of 64 KiB held
+		 * 4 MiB of them at once, which the C library gave back and
+		 * took again (page faults) every round. */
+		usr_flush(st);
 	}
 	usr_flush(st);
+	usock_unref(us);
 }
 
 /* ---- Timers ---------------------------------------------------------- */
