@@ -128,6 +128,13 @@ int usrsctp_sysctl_set_sctp_debug_on(uint32_t value);
 					  delivery point is at most half */
 #define USR_SNDBUF         (256 * 1024)
 #define USR_SND_THRESHOLD  (USR_SNDBUF / 2) /* writable: half free */
+/* SO_RCVBUF and SO_SNDBUF of our UDP sockets (the kernel caps them at
+ * net.core.rmem_max / wmem_max): a peer sends a whole receive window
+ * (USR_RCVBUF of payload) in a burst, and the kernel counts each
+ * datagram with its overhead, several times the payload for small ones;
+ * a datagram the socket has no room for is lost, which SCTP repairs
+ * only after its retransmission timeout (a second at least). */
+#define USR_UDP_BUF        (4 << 20)
 #define USR_BACKLOG_MAX    1024
 #define USR_INIT_ATTEMPTS  6       /* INITs sent before giving up */
 #define USR_INIT_TIMEO_MS  8000    /* their largest RTO: 3+6+8+8+8+8 s */
@@ -417,7 +424,7 @@ static int usock_open(struct usr_stack *st, const struct sockaddr_storage *addr,
 {
 	struct usr_usock *us = calloc(1, sizeof(*us));
 	socklen_t len = sa_size(addr->ss_family);
-	int one = 1, e;
+	int one = 1, udp_buf = USR_UDP_BUF, e;
 
 	if (!us)
 		return -ENOMEM;
@@ -432,6 +439,8 @@ static int usock_open(struct usr_stack *st, const struct sockaddr_storage *addr,
 		free(us);
 		return -e;
 	}
+	setsockopt(us->fd, SOL_SOCKET, SO_RCVBUF, &udp_buf, sizeof(udp_buf));
+	setsockopt(us->fd, SOL_SOCKET, SO_SNDBUF, &udp_buf, sizeof(udp_buf));
 	if (addr->ss_family == AF_INET6) {
 		setsockopt(us->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 			   sizeof(one));
