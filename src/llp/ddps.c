@@ -420,9 +420,12 @@ static void sess_tx(struct uiw_ddps_sess *s)
 	}
 }
 
+/* Room to send again: the blocked sessions go on in turn until the
+ * association is full again; those after the one it stopped keep
+ * waiting, ahead of it. */
 static void as_writable(struct ddps_as *a)
 {
-	struct uiw_ddps_sess *s = a->blocked, *nx;
+	struct uiw_ddps_sess *s = a->blocked, *nx, *t;
 
 	a->blocked = NULL;
 	for (; s; s = nx) {
@@ -430,6 +433,14 @@ static void as_writable(struct ddps_as *a)
 		s->tx_blocked = false;
 		if (s->st == SS_OPEN)
 			sess_work(s);
+		/* s may be gone; blocked again, it is on a->blocked */
+		if (a->blocked && nx) {
+			for (t = nx; t->blk_next; t = t->blk_next)
+				;
+			t->blk_next = a->blocked;
+			a->blocked = nx;
+			return;
+		}
 	}
 }
 

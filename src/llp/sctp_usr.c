@@ -1949,6 +1949,11 @@ static int usr_send(struct uiw_sctp_assoc *aa, uint16_t sid, uint32_t ppid,
 	}
 	if (!len)
 		return -EINVAL;
+	/* usrsctp said the send buffer was full and has not said since
+	 * that it has room: the answer is the same, without gathering the
+	 * message first (writable follows). */
+	if (a->want_writable)
+		return -EAGAIN;
 	if (iovcnt == 1) {
 		buf = iov[0].iov_base;
 	} else {
