@@ -46,7 +46,7 @@
 #   SCTP_DEPTH=<n>       messages posted ahead (default 16, as uiwarp-perf)
 #   SCTP_RAW_BUF=<n>     sctpraw's SCTP socket buffers (default 256k, the
 #                        backend's SO_SNDBUF and SO_RCVBUF)
-#   SCTP_ROUNDS=<n>      rounds of the goal figures (default 5)
+#   SCTP_ROUNDS=<n>      rounds of the goal figures (default 7)
 #   SCTP_QPS="..."       QP counts of the scaling table (default 1 4 16 64)
 #   SCTP_QP_SIZE=<n>     their message size (default 64k)
 #   SCTP_TCP=0           no uiwarp over TCP
@@ -76,7 +76,7 @@ else
 	secs=${SCTP_SECS:-1}
 	lat_iters=${SCTP_LAT_ITERS:-20000}
 	mtu_repeat=${SCTP_MTU_REPEAT:-3}
-	rounds=${SCTP_ROUNDS:-5}
+	rounds=${SCTP_ROUNDS:-7}
 	sizes=${SCTP_SIZES:-64 128 256 512 1k 2k 4k 8k 16k 32k 64k 128k 256k 512k 1m}
 	qps=${SCTP_QPS:-1 4 16 64}
 fi
@@ -307,6 +307,53 @@ ratio() {
 	}'
 }
 
+# Where the host has put the two vCPUs (bench/cpuprobe.c, as
+# bench/perf.sh): a cache line's round trip between them is "near" (a
+# shared cache) or "far", changing every few seconds, and a loopback run
+# is up to 2.4 times as slow far.  probe sets cls to n, f, or - (no
+# probe: one CPU, or no C compiler).
+probe_min=
+if cc -O2 -pthread -o "$work/cpuprobe" "$src/bench/cpuprobe.c" 2>/dev/null &&
+   "$work/cpuprobe" -t 2 >"$work/placement" 2>/dev/null; then
+	probe_min=$(sort -n "$work/placement" | sed -n 1p)
+fi
+probe() {
+	local ns
+
+	cls=-
+	[ -n "$probe_min" ] || return 0
+	ns=$("$work/cpuprobe" 10 2>/dev/null) || return 0
+	[ "$ns" -lt "$probe_min" ] && probe_min=$ns
+	if [ "$ns" -lt $((2 * probe_min)) ]; then cls=n; else cls=f; fi
+}
+# A pair of runs between probes: $place is n or f when the three probes
+# agreed, x when the placement changed, - without probes.
+pair_begin() { probe; p1=$cls; }
+pair_mid() { probe; p2=$cls; }
+pair_end() {
+	probe
+	place=$p1
+	[ "$p1" = "$p2" ] && [ "$p2" = "$cls" ] || place=x
+}
+
+# goal_ratio FILE: FILE's lines are "raw uiwarp place"; the median ratio
+# uiwarp / raw of the pairs made at one placement, "(min-max, k of n
+# pairs)", then that of all pairs.
+goal_ratio() {
+	local f=$1 k
+	awk '$3 != "x" { print $1, $2 }' "$f" | while read -r a b; do
+		ratio "$a" "$b"
+		echo
+	done >"$f.one"
+	awk '{ print $1, $2 }' "$f" | while read -r a b; do
+		ratio "$a" "$b"
+		echo
+	done >"$f.all"
+	k=$(grep -c . "$f.one" || true)
+	printf '%s of %s pairs: %s; all: %s' "$k" "$(grep -c . "$f")" \
+		"$(summary "$f.one")" "$(summary "$f.all" | sed 's/ (.*//')"
+}
+
 # summary FILE: "median (min-max, k of n)" of the numbers in FILE, one
 # a line (n/a lines count in n only).
 summary() {
@@ -377,53 +424,59 @@ for s in $sizes; do
 	echo "$o $r1 $w $r2 $sd $tw $ts" >>"$work/bw.dat"
 done
 
-# The goals, in rounds: raw then uiwarp (Write, then Send, each after a
-# raw run of its own) at 64 KiB and 1 MiB; the ping-pong, raw and uiwarp
-# in turns, the one to go first alternating.
+# The goals, in rounds: at 64 KiB and 1 MiB a raw run and a Write, a raw
+# run and a Send; the ping-pong, raw and uiwarp.  Each pair is one raw and
+# one uiwarp run, the one to go first alternating from round to round,
+# with a placement probe before, between and after (pair_place).
 for s in 64k 1m; do
 	o=$(to_octets "$s")
-	for k in write send raw wmb smb; do
-		: >"$work/goal-$s-$k"
-	done
+	: >"$work/goal-$s-write"
+	: >"$work/goal-$s-send"
 	for r in $(seq "$rounds"); do
-		r1=$(raw_bw "$o")
-		w=$(uiwarp_bw sctp-udp write "$o")
-		r2=$(raw_bw "$o")
-		sd=$(uiwarp_bw sctp-udp send "$o")
-		echo "goal $s round $r: raw $r1 write $w raw $r2 send $sd" >&2
-		ratio "$r1" "$w" >>"$work/goal-$s-write"
-		echo >>"$work/goal-$s-write"
-		ratio "$r2" "$sd" >>"$work/goal-$s-send"
-		echo >>"$work/goal-$s-send"
-		echo "$r1" >>"$work/goal-$s-raw"
-		echo "$r2" >>"$work/goal-$s-raw"
-		echo "$w" >>"$work/goal-$s-wmb"
-		echo "$sd" >>"$work/goal-$s-smb"
+		for t in write send; do
+			if [ $((r % 2)) = 1 ]; then
+				pair_begin
+				a=$(raw_bw "$o")
+				pair_mid
+				b=$(uiwarp_bw sctp-udp "$t" "$o")
+			else
+				pair_begin
+				b=$(uiwarp_bw sctp-udp "$t" "$o")
+				pair_mid
+				a=$(raw_bw "$o")
+			fi
+			pair_end
+			echo "goal $s $t round $r: raw $a uiwarp $b ($place)" >&2
+			echo "$a $b $place" >>"$work/goal-$s-$t"
+		done
 	done
 done
 : >"$work/lat-raw"
 : >"$work/lat-sctp"
 : >"$work/lat-tcp"
-: >"$work/lat-ratio"
-: >"$work/lat-ratio-mean"
+: >"$work/goal-lat"
 for r in $(seq "$rounds"); do
 	if [ $((r % 2)) = 1 ]; then
+		pair_begin
 		a=$(raw_lat)
+		pair_mid
 		b=$(uiwarp_lat sctp-udp)
 	else
+		pair_begin
 		b=$(uiwarp_lat sctp-udp)
+		pair_mid
 		a=$(raw_lat)
 	fi
+	pair_end
 	c="n/a n/a n/a"
 	tcp_on && c=$(uiwarp_lat tcp)
-	echo "ping-pong round $r: raw $a sctp $b tcp $c" >&2
+	echo "ping-pong round $r: raw $a sctp $b ($place) tcp $c" >&2
 	echo "$a" >>"$work/lat-raw"
 	echo "$b" >>"$work/lat-sctp"
 	echo "$c" >>"$work/lat-tcp"
 	read -r am ap _ <<<"$a"
 	read -r bm bp _ <<<"$b"
-	{ ratio "$ap" "$bp"; echo; } >>"$work/lat-ratio"
-	{ ratio "$am" "$bm"; echo; } >>"$work/lat-ratio-mean"
+	echo "$ap $bp $place $am $bm" >>"$work/goal-lat"
 done
 
 # 1 to 64 QPs on one association; raw: as many streams, with as many
@@ -592,21 +645,38 @@ tmp=$(mktemp)
 	echo "Ratios are uiwarp's figure over the raw run just before it"
 	echo "(throughput: higher is better; latency: lower is better).  On a"
 	echo "shared machine a figure moves by tens of per cent from run to"
-	echo "run: the goals are the median ratio of $rounds rounds, with the"
-	echo "range."
+	echo "run: the goals are taken in $rounds rounds (below)."
 	echo
 	echo "## The goals"
 	echo
-	echo "| goal | measured: median ratio (min-max) | uiwarp median | raw median |"
+	echo "Each pair: a raw run and a uiwarp run, the one to go first"
+	echo "alternating, with a placement probe before, between and after"
+	echo "(bench/cpuprobe.c: the host moves the two vCPUs between cores"
+	echo "that share a cache and cores that do not, and a loopback run is up"
+	echo "to 2.4 times as slow at the far placement).  The ratio is the"
+	echo "median (min-max) over the pairs whose three probes agreed; then"
+	echo "the median over all pairs."
+	echo
+	echo "| goal | uiwarp / raw | uiwarp median | raw median |"
 	echo "|---|---|---:|---:|"
 	for s in 64k 1m; do
-		echo "| Write at $(human "$(to_octets $s)") >= 0.9 x raw | $(summary "$work/goal-$s-write") | $(summary "$work/goal-$s-wmb" | sed 's/ (.*//') MB/s | $(summary "$work/goal-$s-raw" | sed 's/ (.*//') MB/s |"
-		echo "| Send at $(human "$(to_octets $s)") >= 0.9 x raw | $(summary "$work/goal-$s-send") | $(summary "$work/goal-$s-smb" | sed 's/ (.*//') MB/s | $(summary "$work/goal-$s-raw" | sed 's/ (.*//') MB/s |"
+		for t in write send; do
+			f=$work/goal-$s-$t
+			awk '{ print $1 }' "$f" >"$f.raw"
+			awk '{ print $2 }' "$f" >"$f.u"
+			printf '| %s at %s >= 0.9 x raw | %s | %s MB/s | %s MB/s |\n' \
+				"$([ $t = write ] && echo "RDMA Write" || echo Send)" \
+				"$(human "$(to_octets $s)")" "$(goal_ratio "$f")" \
+				"$(summary "$f.u" | sed 's/ (.*//')" \
+				"$(summary "$f.raw" | sed 's/ (.*//')"
+		done
 	done
+	awk '{ print $1, $2, $3 }' "$work/goal-lat" >"$work/goal-lat-p50"
+	awk '{ print $4, $5, $3 }' "$work/goal-lat" >"$work/goal-lat-mean"
 	awk '{ print $2 }' "$work/lat-sctp" >"$work/lat-s2"
 	awk '{ print $2 }' "$work/lat-raw" >"$work/lat-r2"
-	echo "| 8-octet ping-pong (median half round trip) <= 1.2 x raw | $(summary "$work/lat-ratio") | $(summary "$work/lat-s2" | sed 's/ (.*//') µs | $(summary "$work/lat-r2" | sed 's/ (.*//') µs |"
-	echo "| the same, mean half round trip | $(summary "$work/lat-ratio-mean") | | |"
+	echo "| 8-octet ping-pong, median half round trip, <= 1.2 x raw | $(goal_ratio "$work/goal-lat-p50") | $(summary "$work/lat-s2" | sed 's/ (.*//') µs | $(summary "$work/lat-r2" | sed 's/ (.*//') µs |"
+	echo "| the same, mean half round trip | $(goal_ratio "$work/goal-lat-mean") | | |"
 	echo
 	echo "## Throughput"
 	echo
