@@ -591,7 +591,8 @@ awk "$awk_med"'
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(sed -n '/^model name/{s/^model name[[:space:]]*: //p;q}' /proc/cpuinfo)
 rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if ! git -C "$src" diff --quiet HEAD -- src include bench tools 2>/dev/null; then
+if ! git -C "$src" diff --quiet HEAD -- src include tools CMakeLists.txt \
+	'bench/*.c' 'bench/*.sh' 2>/dev/null; then
 	rev="$rev (with local changes)"
 fi
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
@@ -747,7 +748,7 @@ set terminal pngcairo size 900,560 noenhanced
 set datafile separator " "
 set logscale x 2
 set logscale y 10
-set format x "%.0s%cB"
+set xtics ("64 B" 64, "256 B" 256, "1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576)
 set xlabel "message size (octets)"
 set ylabel "MB/s (10^6 octets/s)"
 set grid
@@ -760,7 +761,7 @@ plot "$work/p-raw.dat" using 1:2 with linespoints lw 2 title "raw usrsctp", \
 set output "$work/sctp-qps.png"
 set title "$(human "$qo") RDMA Writes, QPs on one association (MTU $mtu)"
 set xlabel "QPs (raw: streams)"
-set format x "%g"
+set xtics ("1" 1, "4" 4, "16" 16, "64" 64)
 plot "$work/q-raw.dat" using 1:2 with linespoints lw 2 title "raw usrsctp", \
      "$work/q-w.dat" using 1:2 with linespoints title "uiwarp over SCTP"${qtcp_plot:-}
 EOF
