@@ -762,6 +762,7 @@ set output "$work/sctp-qps.png"
 set title "$(human "$qo") RDMA Writes, QPs on one association (MTU $mtu)"
 set xlabel "QPs (raw: streams)"
 set xtics ("1" 1, "4" 4, "16" 16, "64" 64)
+set xrange [0.8:80]
 plot "$work/q-raw.dat" using 1:2 with linespoints lw 2 title "raw usrsctp", \
      "$work/q-w.dat" using 1:2 with linespoints title "uiwarp over SCTP"${qtcp_plot:-}
 EOF
