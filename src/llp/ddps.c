@@ -494,9 +494,12 @@ static void sess_tx(struct uiw_ddps_sess *s)
 	}
 }
 
+/* Room to send again: the blocked sessions go on in turn until the
+ * association is full again; those after the one it stopped keep
+ * waiting, ahead of it. */
 static void as_writable(struct ddps_as *a)
 {
-	struct uiw_ddps_sess *s, *nx;
+	struct uiw_ddps_sess *s, *nx, *t;
 
 	if (!ctlq_flush(a))
 		return;
@@ -507,6 +510,14 @@ static void as_writable(struct ddps_as *a)
 		s->tx_blocked = false;
 		if (s->st == SS_OPEN)
 			sess_work(s);
+		/* s may be gone; blocked again, it is on a->blocked */
+		if (a->blocked && nx) {
+			for (t = nx; t->blk_next; t = t->blk_next)
+				;
+			t->blk_next = a->blocked;
+			a->blocked = nx;
+			return;
+		}
 	}
 }
 
@@ -1231,21 +1242,6 @@ static struct ddps_as *as_new(struct uiw_sctp_stack *st)
 	return a;
 }
 
-/* The stack's last reference goes (sctp.h): every session ends, every
- * association is let go; the backend frees its own without upcalls. */
-static void ddps_quiesce(struct uiw_sctp_stack *st)
-{
-	struct ddps_as *a;
-
-	while ((a = as_list[uiw_sctp_stack_kind(st)])) {
-		a->sa = NULL;
-		as_fail_all(a, -ECONNABORTED, "the SCTP stack stops");
-		as_free(a);
-	}
-}
-
-/* ---- Listening ------------------------------------------------------------ */
-
 /* An association being aborted: nothing more of it matters. */
 static void ign_msg(void *ctx, struct uiw_sctp_assoc *sa, uint16_t sid,
 		    uint32_t ppid, void *buf, size_t len)
@@ -1261,6 +1257,30 @@ static const struct uiw_sctp_up ign_ups = {
 	.msg = ign_msg,
 	.down = ign_down,
 };
+
+/* The stack's last reference goes (sctp.h): every session ends, every
+ * association is let go; the backend frees its own without upcalls.
+ * Until it does, the stack's thread still runs (a datagram, a timer),
+ * so an association's upcalls go where nothing is freed, and aborting
+ * it leaves only its down to come. */
+static void ddps_quiesce(struct uiw_sctp_stack *st)
+{
+	struct ddps_as *a;
+
+	while ((a = as_list[uiw_sctp_stack_kind(st)])) {
+		struct uiw_sctp_assoc *sa = a->sa;
+
+		a->sa = NULL;
+		as_fail_all(a, -ECONNABORTED, "the SCTP stack stops");
+		if (sa) {
+			uiw_sctp_assoc_bind(sa, &ign_ups, st);
+			uiw_sctp_abort(sa);
+		}
+		as_free(a);
+	}
+}
+
+/* ---- Listening ------------------------------------------------------------ */
 
 /* A listener's new association: DDP's, or aborted.  A listener keeps a
  * bounded number; the oldest without sessions makes room. */

@@ -59,7 +59,9 @@ struct uiw_sctp_config {
 	uint16_t udp_port;
 	uint16_t streams;      /* each way; 0: UIW_SCTP_STREAMS_DEF */
 	/* Path MTU the association uses (SCTP headers, chunk headers and
-	 * user data; not the UDP/IP headers); 0: the backend's default. */
+	 * user data; not the UDP/IP headers); 0: the backend's default
+	 * (usrsctp: $UIW_SCTP_MTU if set, else by peer: 65487 to a
+	 * loopback address, 1452 to others). */
 	uint32_t mtu;
 };
 

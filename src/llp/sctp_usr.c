@@ -40,6 +40,13 @@
  * peer answers to the port it saw (RFC 6951 §5.4).  Listeners share a
  * UDP socket on cfg.udp_port per local address.
  *
+ * Path MTU.  cfg.mtu, or $UIW_SCTP_MTU, for every association; without
+ * either, each association's by its peer's IP address: a loopback
+ * address gets the loopback interface's (USR_MTU_LO), any other the
+ * Internet's 1500 less IPv6 and UDP.  Both ends of an association on
+ * loopback so choose alike, which matters: each side's MULPDU comes from
+ * its own MTU and bounds the segments it takes (RFC 5043 §9).
+ *
  * Callbacks.  usrsctp reports received messages and notifications
  * (usr_receive) and send space (usr_sendable) from inside its calls;
  * both only queue events, which usr_flush turns into upcalls after the
@@ -56,7 +63,9 @@
  *  - SCTP_MAXSEG reports the association's fragmentation point: its
  *    path MTU less the common header and a DATA chunk header (16), on
  *    a 4-byte boundary.  spp_pathmtu counts the SCTP packet without its
- *    common header for AF_CONN: we set cfg.mtu - 12.
+ *    common header for AF_CONN: we set cfg.mtu - 12.  An association
+ *    takes its socket's path MTU when it is made (a listener's: at the
+ *    COOKIE ECHO) and never raises its fragmentation point after.
  *  - A full send buffer is EWOULDBLOCK from usrsctp_sendv (sends are
  *    never blocking with a receive callback); send_cb is called on each
  *    SACK while the free space is at least the threshold.
@@ -109,11 +118,23 @@ int usrsctp_sysctl_set_sctp_debug_on(uint32_t value);
 #define USR_MTU_DEF        1452    /* SCTP packet: 1500 less IPv6 and UDP */
 #define USR_MTU_MIN        524     /* spp_pathmtu >= 512, plus 12 */
 #define USR_MTU_MAX        65487   /* one UDP datagram over IPv6 */
+/* A peer on a loopback address: the loopback interface's MTU (65536)
+ * carries the largest datagram either IP version allows, so nothing
+ * fragments it (RFC 5043 §9); MULPDU is then 65454, under the 65535 a
+ * DDP segment may have. */
+#define USR_MTU_LO         USR_MTU_MAX
 #define USR_MSG_MAX        (64 * 1024 + 4096) /* whole messages up to this */
 #define USR_RCVBUF         (256 * 1024) /* > 2 * USR_MSG_MAX: usrsctp's
 					  delivery point is at most half */
 #define USR_SNDBUF         (256 * 1024)
 #define USR_SND_THRESHOLD  (USR_SNDBUF / 2) /* writable: half free */
+/* SO_RCVBUF and SO_SNDBUF of our UDP sockets (the kernel caps them at
+ * net.core.rmem_max / wmem_max): a peer sends a whole receive window
+ * (USR_RCVBUF of payload) in a burst, and the kernel counts each
+ * datagram with its overhead, several times the payload for small ones;
+ * a datagram the socket has no room for is lost, which SCTP repairs
+ * only after its retransmission timeout (a second at least). */
+#define USR_UDP_BUF        (4 << 20)
 #define USR_BACKLOG_MAX    1024
 #define USR_INIT_ATTEMPTS  6       /* INITs sent before giving up */
 #define USR_INIT_TIMEO_MS  8000    /* their largest RTO: 3+6+8+8+8+8 s */
@@ -200,6 +221,7 @@ struct usr_lsn {
 	void *ctx;
 	unsigned backlog;
 	unsigned setup;                 /* accepted, not yet bound */
+	uint32_t mtu;                   /* of the associations it makes */
 };
 
 struct usr_assoc {
@@ -223,12 +245,13 @@ struct usr_assoc {
 	bool dry_watch;
 	uint64_t dry_seq;
 	int down_err;
+	uint32_t mtu;                   /* its path MTU, as set */
 };
 
 struct usr_stack {
 	struct uiw_sctp_stack_base base;
 	uint16_t udp_port, streams;
-	uint32_t mtu;
+	uint32_t mtu;                   /* 0: by the peer (usr_mtu_for) */
 
 	pthread_mutex_t qlock;          /* the event queue */
 	struct usr_ev *qhead, **qtail;
@@ -362,9 +385,34 @@ static bool sa_same(const struct sockaddr_storage *a,
 	return sa_same_ip(a, b) && sa_port(a) == sa_port(b);
 }
 
+static bool sa_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return ss->ss_family == AF_INET &&
+	       (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >>
+		24) == 127;
+}
+
+/* The path MTU of associations with a peer at this IP address: the
+ * stack's, or, when it has none, the loopback interface's for a peer on
+ * a loopback address (both ends of such an association choose alike,
+ * so each sends what the other takes: RFC 5043 §9) and the default
+ * otherwise. */
+static uint32_t usr_mtu_for(const struct usr_stack *st,
+			    const struct sockaddr_storage *peer)
+{
+	if (st->mtu)
+		return st->mtu;
+	return sa_is_loopback(peer) ? USR_MTU_LO : USR_MTU_DEF;
+}
+
 /* ---- UDP sockets ----------------------------------------------------- */
 
 static void usock_readable(void *arg, uint32_t events);
+static void lsn_mtu_for_cookie(struct usr_stack *st, const uint8_t *pkt,
+			       const struct sockaddr_storage *from);
 
 static void usock_unref(struct usr_usock *us)
 {
@@ -391,7 +439,7 @@ static int usock_open(struct usr_stack *st, const struct sockaddr_storage *addr,
 {
 	struct usr_usock *us = calloc(1, sizeof(*us));
 	socklen_t len = sa_size(addr->ss_family);
-	int one = 1, e;
+	int one = 1, udp_buf = USR_UDP_BUF, e;
 
 	if (!us)
 		return -ENOMEM;
@@ -406,6 +454,8 @@ static int usock_open(struct usr_stack *st, const struct sockaddr_storage *addr,
 		free(us);
 		return -e;
 	}
+	setsockopt(us->fd, SOL_SOCKET, SO_RCVBUF, &udp_buf, sizeof(udp_buf));
+	setsockopt(us->fd, SOL_SOCKET, SO_SNDBUF, &udp_buf, sizeof(udp_buf));
 	if (addr->ss_family == AF_INET6) {
 		setsockopt(us->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
 			   sizeof(one));
@@ -928,7 +978,8 @@ static void usock_readable(void *arg, uint32_t events)
 	unsigned i;
 
 	(void)events;
-	for (i = 0; i < USR_RX_BATCH; i++) {
+	us->refs++;     /* a flush's upcalls may let go of it */
+	for (i = 0; i < USR_RX_BATCH && us->refs > 1; i++) {
 		union {
 			char b[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
 			       CMSG_SPACE(sizeof(struct in_pktinfo))];
@@ -1001,9 +1052,19 @@ static void usock_readable(void *arg, uint32_t events)
 		l->last_ms = now_ms();
 		lru_unlink(st, l);
 		lru_append(st, l);
+		if (!st->mtu &&
+		    st->rxbuf[USR_COMMON_HDR] == 10 /* COOKIE ECHO */)
+			lsn_mtu_for_cookie(st, st->rxbuf, &from);
 		usrsctp_conninput((void *)l->handle, st->rxbuf, (size_t)n, 0);
+		/* What the datagram brought goes up before the next is read:
+		 * usrsctp hands each message over in a buffer of its own
+		 * (malloc), and a round of 64 datagrams of 64 KiB held
+		 * 4 MiB of them at once, which the C library gave back and
+		 * took again (page faults) every round. */
+		usr_flush(st);
 	}
 	usr_flush(st);
+	usock_unref(us);
 }
 
 /* ---- Timers ---------------------------------------------------------- */
@@ -1057,11 +1118,26 @@ static int so_opt(struct socket *so, int level, int name, const void *v,
 	return 0;
 }
 
+/* The path MTU of the socket's associations to come, without path MTU
+ * discovery: usrsctp fixes an association's fragmentation point from it
+ * when the association is made, and only ever lowers it later. */
+static int so_set_mtu(struct socket *so, uint32_t mtu)
+{
+	struct sctp_paddrparams pp;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
+	pp.spp_pathmtu = mtu - USR_COMMON_HDR;
+	pp.spp_flags = SPP_PMTUD_DISABLE;
+	return so_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp,
+		      sizeof(pp), "SCTP_PEER_ADDR_PARAMS");
+}
+
 /* What every socket is (sctp.h): DDP's adaptation code point in INIT and
  * INIT ACK (RFC 5043 §5.1), equal stream counts both ways (§8), no
  * Nagle, the path MTU, whole messages (partial delivery point), and the
  * notifications we act on. */
-static int so_setup(struct usr_stack *st, struct socket *so)
+static int so_setup(struct usr_stack *st, struct socket *so, uint32_t mtu)
 {
 	static const uint16_t events[] = {
 		SCTP_ASSOC_CHANGE, SCTP_ADAPTATION_INDICATION,
@@ -1085,15 +1161,10 @@ static int so_setup(struct usr_stack *st, struct socket *so)
 		.sasoc_assoc_id = SCTP_FUTURE_ASSOC,
 		.sasoc_asocmaxrxt = USR_ASSOC_MAXRXT,
 	};
-	struct sctp_paddrparams pp;
 	uint32_t pdp = USR_MSG_MAX;
 	int on = 1, rcv = USR_RCVBUF, snd = USR_SNDBUF, ret;
 	size_t i;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.spp_assoc_id = SCTP_FUTURE_ASSOC;
-	pp.spp_pathmtu = st->mtu - USR_COMMON_HDR;
-	pp.spp_flags = SPP_PMTUD_DISABLE;
 	if (usrsctp_set_non_blocking(so, 1) < 0)
 		return -errno;
 	if ((ret = so_opt(so, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv),
@@ -1110,8 +1181,7 @@ static int so_setup(struct usr_stack *st, struct socket *so)
 			  "SCTP_RTOINFO")) ||
 	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_ASSOCINFO, &ap, sizeof(ap),
 			  "SCTP_ASSOCINFO")) ||
-	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_PEER_ADDR_PARAMS, &pp,
-			  sizeof(pp), "SCTP_PEER_ADDR_PARAMS")) ||
+	    (ret = so_set_mtu(so, mtu)) ||
 	    (ret = so_opt(so, IPPROTO_SCTP, SCTP_PARTIAL_DELIVERY_POINT, &pdp,
 			  sizeof(pdp), "SCTP_PARTIAL_DELIVERY_POINT")))
 		return ret;
@@ -1131,7 +1201,7 @@ static int so_setup(struct usr_stack *st, struct socket *so)
 }
 
 static struct socket *so_open(struct usr_stack *st, struct usr_owner *o,
-			      int *err)
+			      uint32_t mtu, int *err)
 {
 	struct socket *so;
 
@@ -1143,7 +1213,7 @@ static struct socket *so_open(struct usr_stack *st, struct usr_owner *o,
 	}
 	st->nso++;
 	tick_fast(st);
-	*err = so_setup(st, so);
+	*err = so_setup(st, so, mtu);
 	if (*err) {
 		usrsctp_close(so);
 		st->nso--;
@@ -1339,7 +1409,7 @@ static void deliver_up(struct usr_stack *st, struct usr_assoc *a)
 			       &len) == 0 && av.assoc_value)
 		in->maxseg = av.assoc_value;
 	else
-		in->maxseg = (st->mtu - USR_COMMON_HDR - USR_DATA_HDR) & ~3u;
+		in->maxseg = (a->mtu - USR_COMMON_HDR - USR_DATA_HDR) & ~3u;
 	in->local = a->link->local_known ? a->link->local : a->link->us->addr;
 	sa_set_port(&in->local, a->lport);
 	in->peer = a->link->remote;
@@ -1521,6 +1591,24 @@ static bool lsn_takes(const struct usr_lsn *l, const struct usr_link *link)
 			  &us->addr);
 }
 
+/* usrsctp makes a listener's association when the COOKIE ECHO comes
+ * (RFC 4960 §5.1 D), with the path MTU the listening socket has then:
+ * the one for this peer (usr_mtu_for). */
+static void lsn_mtu_for_cookie(struct usr_stack *st, const uint8_t *pkt,
+			       const struct sockaddr_storage *from)
+{
+	uint16_t dport = (uint16_t)(pkt[2] << 8 | pkt[3]);
+	uint32_t mtu = usr_mtu_for(st, from);
+	struct usr_lsn *l;
+
+	for (l = st->lsns; l; l = l->next) {
+		if (sa_port(&l->addr) != dport || !l->so || l->mtu == mtu)
+			continue;
+		if (so_set_mtu(l->so, mtu) == 0)
+			l->mtu = mtu;
+	}
+}
+
 /* Takes the associations usrsctp completed on the listener; each gets
  * its own socket's events from now on. */
 static void lsn_accept(struct usr_stack *st, struct usr_lsn *l)
@@ -1551,6 +1639,7 @@ static void lsn_accept(struct usr_stack *st, struct usr_lsn *l)
 			continue;
 		}
 		a->so = so;
+		a->mtu = usr_mtu_for(st, &link->remote);
 		usrsctp_set_ulpinfo(so, &a->owner);
 		a->link = link;
 		link->assocs++;
@@ -1705,7 +1794,8 @@ static int usr_listen(struct uiw_sctp_stack *s, const struct sockaddr *sa,
 				 st->udp_port, strerror(-ret));
 	}
 	l->us->refs++;
-	l->so = so_open(st, &l->owner, &ret);
+	l->mtu = usr_mtu_for(st, &l->addr);
+	l->so = so_open(st, &l->owner, l->mtu, &ret);
 	if (!l->so)
 		goto fail;
 	ret = so_bind(l->so, sa_port(&l->addr), &port);
@@ -1825,7 +1915,8 @@ static int usr_connect(struct uiw_sctp_stack *s, const struct sockaddr *peer,
 	a->base.ctx = ctx;
 	a->base.info.active = true;
 	a->pport = sa_port(&p);
-	a->so = so_open(st, &a->owner, &ret);
+	a->mtu = usr_mtu_for(st, &p);
+	a->so = so_open(st, &a->owner, a->mtu, &ret);
 	if (!a->so)
 		goto fail;
 	ret = so_bind(a->so, local ? sa_port(&loc) : 0, &a->lport);
@@ -1885,6 +1976,11 @@ static int usr_send(struct uiw_sctp_assoc *aa, uint16_t sid, uint32_t ppid,
 	}
 	if (!len)
 		return -EINVAL;
+	/* usrsctp said the send buffer was full and has not said since
+	 * that it has room: the answer is the same, without gathering the
+	 * message first (writable follows). */
+	if (a->want_writable)
+		return -EAGAIN;
 	if (iovcnt == 1) {
 		buf = iov[0].iov_base;
 	} else {
@@ -2015,17 +2111,32 @@ static int usr_create(const struct uiw_sctp_config *cfg,
 		      struct uiw_sctp_stack **out)
 {
 	struct usr_stack *st;
+	uint32_t env_mtu = 0;
+	const char *e;
 	int ret;
 
 	if (cfg->mtu && (cfg->mtu < USR_MTU_MIN || cfg->mtu > USR_MTU_MAX))
 		return uiw_error(EINVAL, "usrsctp: path MTU %u outside "
 				 "%u..%u", cfg->mtu, USR_MTU_MIN, USR_MTU_MAX);
+	/* UIW_SCTP_MTU: the path MTU of a process whose stack is made
+	 * without one (every association, whatever the peer). */
+	e = getenv("UIW_SCTP_MTU");
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+
+		if (*end || v < USR_MTU_MIN || v > USR_MTU_MAX)
+			return uiw_error(EINVAL, "usrsctp: UIW_SCTP_MTU=%s: "
+					 "not a path MTU in %u..%u", e,
+					 USR_MTU_MIN, USR_MTU_MAX);
+		env_mtu = (uint32_t)v;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return uiw_error(ENOMEM, "usrsctp: out of memory");
 	st->udp_port = cfg->udp_port;
 	st->streams = cfg->streams;
-	st->mtu = cfg->mtu ? cfg->mtu : USR_MTU_DEF;
+	st->mtu = cfg->mtu ? cfg->mtu : env_mtu;
 	pthread_mutex_init(&st->qlock, NULL);
 	st->qtail = &st->qhead;
 	uiw_rt_work_init(&st->flush_work, flush_work_fn, st);

@@ -898,9 +898,9 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		*bad_wr = wr;
 	/* Poll mode: the work goes out at the application's next poll of
 	 * the CQ (ops->poll), so that a burst of posts leaves in one
-	 * sendmsg. */
+	 * sendmsg; a framing without ops->poll sends only when kicked. */
 	if (n && qp->attached && qp->state == UIW_QPS_RTS &&
-	    !uiw_cq_defers_tx(qp->scq)) {
+	    (!qp->ops->poll || !uiw_cq_defers_tx(qp->scq))) {
 		act.kick = true;
 		uiw_qp_act_pin(qp, &act);
 	}

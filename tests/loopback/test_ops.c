@@ -5,8 +5,8 @@
  * CRC on and off, at message sizes 0, 1, 4095, 4096, 65537 and 16 MiB,
  * data verified octet for octet.  Then scatter/gather lists, unsignalled
  * work requests, Reads up to and beyond ORD, local invalidate, the error
- * paths a user sees (Terminate, flushed work requests, the cause) and
- * completion notification.
+ * paths a user sees (Terminate, flushed work requests, the cause),
+ * completion notification and poll mode's deferred sending.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -1294,6 +1294,44 @@ static void test_solicited_notify(void **state)
 	LBU_OK(lbu_wait_disconnected(&p->cli));
 }
 
+/* Poll mode with deferred sending (uiw_cq_set_poll_mode): the Sends
+ * posted while the send CQ is polled and not armed leave by the next
+ * polls, over any LLP; one whose framing has no poll hook of its own
+ * (SCTP) is kicked at the post as outside poll mode. */
+static void test_cq_poll_defer_send(void **state)
+{
+	struct ctx *x = *state;
+	struct lbu_pair *p = &x->p;
+	struct lbu_buf *cb, *sb;
+	struct uiw_wc wc[4];
+	int i;
+
+	connect_default(x);
+	cb = lbu_buf_alloc(&p->cli, 4096, ACC_ALL);
+	LBU_NN(cb);
+	sb = lbu_buf_alloc(&p->srv, 4096, ACC_ALL);
+	LBU_NN(sb);
+	for (i = 0; i < 4; i++)
+		LBU_OK(lbu_post_recv(&p->srv, i, sb, 64 * i, 64));
+	LBU_OK(uiw_cq_set_poll_mode(p->cli.scq, UIW_CQ_POLL |
+				    UIW_CQ_POLL_DEFER_SEND));
+	for (i = 0; i < 4; i++)
+		LBU_OK(lbu_post_send(&p->cli, 100 + (uint64_t)i, UIW_WR_SEND,
+				     UIW_SEND_SIGNALED, cb, 0, 32, 0, 0, 0));
+	/* Spinning: an armed CQ would send without deferring. */
+	LBU_OK(lbu_spin_wc(p->cli.scq, wc, 4));
+	for (i = 0; i < 4; i++)
+		if (wc[i].wr_id != 100 + (uint64_t)i ||
+		    wc[i].status != UIW_WC_SUCCESS)
+			wc_fail("deferred send", &wc[i]);
+	LBU_OK(lbu_spin_wc(p->srv.rcq, wc, 4));
+	for (i = 0; i < 4; i++)
+		if (wc[i].wr_id != (uint64_t)i ||
+		    wc[i].status != UIW_WC_SUCCESS || wc[i].byte_len != 32)
+			wc_fail("receive of a deferred send", &wc[i]);
+	LBU_OK(uiw_cq_set_poll_mode(p->cli.scq, 0));
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void)
@@ -1338,6 +1376,7 @@ int main(void)
 	T(test_send_too_long);
 	T(test_cq_notify);
 	T(test_solicited_notify);
+	T(test_cq_poll_defer_send);
 #undef T
 	return _cmocka_run_group_tests("loopback_ops", tests, n, NULL, NULL);
 }

@@ -6,8 +6,10 @@
  * the send limits (-EMSGSIZE, -EINVAL), a burst through -EAGAIN and
  * writable with every message once, unacked and dry, orderly shutdown,
  * abort, a refused connect, two associations at once, a fixed port, the
- * backlog bound, IPv6 and a wildcard listener, junk datagrams, and the
- * stack stopped and started again with another path MTU.
+ * backlog bound, IPv6 and a wildcard listener, junk datagrams, the
+ * stack stopped and started again with another path MTU, the path MTU
+ * by peer (loopback's) and from UIW_SCTP_MTU, and the UDP sockets'
+ * buffers.
  *
  * Every call into the stack runs on its thread (uiw_rt_call); upcalls
  * record what they saw under one lock, and the test thread waits on the
@@ -21,6 +23,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -37,6 +40,8 @@
 #define WAIT_MS   10000
 #define STREAMS   12        /* not the default, to see it used */
 #define DEF_MAXSEG 1424     /* sctp_usr.c's default MTU 1452, less 28 */
+#define LO_MAXSEG  65456    /* its MTU to a loopback peer, 65487, less 28,
+			       on a 4-octet boundary */
 #define MAX_SIDES 8
 #define BURST     3000
 
@@ -623,7 +628,8 @@ static void test_handshake(void **state)
 	assert_int_equal(ntohl(la->sin_addr.s_addr), INADDR_LOOPBACK);
 	assert_true(port_of(&lc.addr) != 0);
 	check_info_pair(cs, ss, &lc);
-	assert_int_equal(cs->info.maxseg, DEF_MAXSEG);
+	/* both ends on loopback: the loopback interface's MTU */
+	assert_int_equal(cs->info.maxseg, LO_MAXSEG);
 	assert_int_equal(ip4_of(&ss->info.local), INADDR_LOOPBACK);
 	end_pair(&lc, cs, ss);
 }
@@ -1011,6 +1017,54 @@ static void test_fixed_port(void **state)
 	side_free(cs);
 }
 
+/* The receive buffer of the UDP socket on port, found among this
+ * process's file descriptors; -1 when there is none. */
+static int udp_rcvbuf_of(uint16_t port)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+
+	assert_non_null(d);
+	while (found < 0 && (e = readdir(d))) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = atoi(e->d_name), type = 0, v = 0;
+		socklen_t tl = sizeof(type), vl = sizeof(v);
+
+		if (fd <= 2 || fd == dirfd(d) ||
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+		    type != SOCK_DGRAM ||
+		    getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+		    port_of(&ss) != port)
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &vl) == 0)
+			found = v;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The UDP sockets have room for a burst of a receive window's small
+ * datagrams: 4 MiB, or as much as net.core.rmem_max allows (a datagram
+ * without room is lost until SCTP's retransmission timeout). */
+static void test_udp_buffers(void **state)
+{
+	struct lsn lc = { 0 };
+	FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+	long max = 0;
+	int want;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &max), 1);
+	fclose(f);
+	want = max < (4 << 20) ? (int)max : 4 << 20;
+	assert_int_equal(listen_on(&lc, "127.0.0.1", 0, 4), 0);
+	/* the kernel reports twice what it was given */
+	assert_true(udp_rcvbuf_of(cfg.udp_port) >= want);
+	unlisten(&lc);
+}
+
 /* Backlog 1: a second association while the first is still the
  * listener's is refused (the client sees it reset); once the first is
  * bound, a third one comes. */
@@ -1166,6 +1220,33 @@ static void test_restart_stack(void **state)
 	stk = NULL;
 }
 
+/* UIW_SCTP_MTU gives a stack made without an MTU its path MTU, whatever
+ * the peer; a value out of range refuses the stack. */
+static void test_env_mtu(void **state)
+{
+	struct lsn lc = { 0 };
+	struct side *cs, *ss;
+
+	if (stk)
+		uiw_sctp_stack_put(stk);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "1452", 1), 0);
+	assert_int_equal(stack_start(0), 0);
+	ss = start_pair(&lc, &cs);
+	check_info_pair(cs, ss, &lc);
+	assert_int_equal(cs->info.maxseg, DEF_MAXSEG);
+	end_pair(&lc, cs, ss);
+	uiw_sctp_stack_put(stk);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "65488", 1), 0);
+	assert_int_equal(stack_start(0), -EINVAL);
+	stk = NULL;
+	assert_int_equal(setenv("UIW_SCTP_MTU", "9000x", 1), 0);
+	assert_int_equal(stack_start(0), -EINVAL);
+	stk = NULL;
+	assert_int_equal(unsetenv("UIW_SCTP_MTU"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1178,10 +1259,12 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_two),
 		cmocka_unit_test(test_fixed_port),
+		cmocka_unit_test(test_udp_buffers),
 		cmocka_unit_test(test_backlog),
 		cmocka_unit_test(test_ipv6_and_wildcard),
 		cmocka_unit_test(test_junk),
 		cmocka_unit_test(test_restart_stack),
+		cmocka_unit_test(test_env_mtu),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
