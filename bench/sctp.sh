@@ -382,7 +382,7 @@ mulpdu_of() {
 	f=$(next_file "probe-$1")
 	uiwarp_run "$f" "$2" "$1" -t send --lat -S 8 -n 20 >/dev/null 2>&1 ||
 		true
-	sed -n 's/.*MULPDU \([0-9][0-9]*\).*/\1/p' "$f" | head -n 1
+	sed -n 's/.*MULPDU \([0-9][0-9]*\).*/\1/p' "$f" | sed -n 1p
 }
 mulpdu_sctp=$(mulpdu_of sctp-udp "$mtu")
 mulpdu_alt=
