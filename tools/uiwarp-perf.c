@@ -1109,12 +1109,20 @@ static void serve(struct ctl *ctl, bool quiet)
 		check_wc(&sv.s, &wc);
 		sv.s.qp[q].rq_posted = sv.s.qp[q].rq_done = 1;
 	}
-	if (!quiet)
+	if (!quiet) {
+		/* The LLP in use (sctp resolves to a stack), as the QP
+		 * reports it. */
+		struct uiw_qp_attr qa;
+		enum uiw_llp_kind used = p.llp;
+
+		if (uiw_qp_query(sv.s.qp[0].e.qp, &qa) == 0)
+			used = (enum uiw_llp_kind)qa.llp;
 		fprintf(stderr, "uiwarp-perf: server: %d QP%s connected%s%s%s\n",
 			nqp, nqp > 1 ? "s" : "",
-			p.llp != UIW_LLP_TCP ? " over SCTP (" : "",
-			p.llp != UIW_LLP_TCP ? uiw_tool_llp_name(p.llp) : "",
-			p.llp != UIW_LLP_TCP ? ")" : "");
+			used != UIW_LLP_TCP ? " over SCTP (" : "",
+			used != UIW_LLP_TCP ? uiw_tool_llp_name(used) : "",
+			used != UIW_LLP_TCP ? ")" : "");
+	}
 
 	for (;;) {
 		side_idle(&sv.s);

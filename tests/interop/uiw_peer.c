@@ -156,6 +156,11 @@ static void cm_event(struct up *u, const struct uiw_cm_event *ev)
 	case UIW_CM_EVENT_CONNECT_REQUEST:
 		if (!u->id) {
 			u->id = ev->id;
+			if (ev->llp != UIW_LLP_TCP)
+				printf("uiw_peer: connection request over SCTP: %s Initiate, IRD %u, ORD %u\n",
+				       ev->peer_ird ? "enhanced" : "plain",
+				       ev->peer_ird, ev->peer_ord);
+			else
 			printf("uiw_peer: connection request: MPA revision %u, CRC %s, peer-to-peer %s, RTR 0x%x, IRD %u, ORD %u\n",
 			       ev->mpa.rev, ev->mpa.peer_crc ? "on" : "off",
 			       ev->peer_p2p ? "on" : "off", ev->peer_rtr,
@@ -167,6 +172,10 @@ static void cm_event(struct up *u, const struct uiw_cm_event *ev)
 		break;
 	case UIW_CM_EVENT_ESTABLISHED:
 		u->established = 1;
+		if (ev->llp != UIW_LLP_TCP)
+			printf("uiw_peer: established over SCTP: IRD %u, ORD %u\n",
+			       ev->ird, ev->ord);
+		else
 		printf("uiw_peer: established: MPA revision %u, peer-to-peer %s, RTR 0x%x, IRD %u, ORD %u\n",
 		       ev->mpa.rev, ev->p2p ? "on" : "off", ev->rtr, ev->ird,
 		       ev->ord);
