@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The loopback tests under valgrind's memcheck: the soak (256 QPs on one
 # device, mixed Writes, Reads and Sends, every octet verified; fewer with
-# UIW_SOAK_PAIRS) and every other loopback test.  Any invalid access, use
+# UIW_SOAK_PAIRS) and every other loopback test; then some of them again
+# over DDP over SCTP on usrsctp (UIW_LB_LLP=sctp-udp: the RFC 5043 layer,
+# the usrsctp carrier and the library itself under memcheck).  Any invalid access, use
 # of uninitialised memory, or definite or indirect leak fails the test
 # (memcheck's exit code 1); the cmocka cases must pass as well.  Prints
 # how long each program took under valgrind.
@@ -31,11 +33,19 @@ export UIW_SOAK_PAIRS=${UIW_SOAK_PAIRS:-128}
 echo "valgrind $(valgrind --version), soak with $UIW_SOAK_PAIRS connections"
 bad=0
 t_all=$(date +%s%N)
-for p in "${progs[@]}"; do
+# Entries "<program>" or "<program>@sctp" (the same over SCTP).
+for p in "$build"/loopback_test_atomic "$build"/loopback_test_manyqp; do
+	[ -x "$p" ] || fail "$p is missing"
+	progs+=("$p@sctp")
+done
+for e in "${progs[@]}"; do
+	p=${e%@sctp}
 	name=$(basename "$p")
+	llp=tcp
+	[ "$p" != "$e" ] && { llp=sctp-udp; name="$name over SCTP"; }
 	log=$(mktemp)
 	t0=$(date +%s%N)
-	valgrind -q --tool=memcheck --leak-check=full \
+	UIW_LB_LLP=$llp valgrind -q --tool=memcheck --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect \
 		--show-leak-kinds=definite,indirect --error-exitcode=1 \
 		--track-origins=no "$p" >"$log" 2>&1
