@@ -34,20 +34,8 @@ command -v tshark >/dev/null || fail "tshark is not installed"
 command -v dumpcap >/dev/null || fail "dumpcap is not installed"
 [ -x "$tool" ] || fail "$tool is missing: build the tree first"
 
-work=$(mktemp -d)
-toolpid= dcpid=
-cleanup() {
-	exec 3>&- 4<&- 2>/dev/null
-	[ -n "$toolpid" ] && kill "$toolpid" 2>/dev/null
-	[ -n "$dcpid" ] && kill "$dcpid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-ts() {
-	tshark "$@" 2>>"$work/tshark.err"
-}
+# shellcheck source=wire_lib.sh
+. "$(dirname "$0")/wire_lib.sh"
 
 # The RDMAP opcodes by number (RFC 5040 §4.3, RFC 7306 §4.1), as the
 # session program names them.
@@ -55,57 +43,15 @@ names=(write read_req read_resp send send_inv send_se send_se_inv
        terminate imm imm_se atomic_req atomic_resp)
 
 session() {
-	local markers=$1 word port probe cap rc i
+	local markers=$1 port cap i
 
 	echo "=== session with atomics, CRC on, markers $markers"
-	rm -f "$work/go" "$work/out"
-	mkfifo "$work/go" "$work/out"
-	"$tool" -W -w -c on -m "$markers" <"$work/go" >"$work/out" \
-		2>"$work/tool.err" &
-	toolpid=$!
-	exec 3>"$work/go" 4<"$work/out"
-	read -r -t "$timeout_s" word port <&4 ||
-		fail "uiwarp-atomicbench printed no port: $(cat "$work/tool.err")"
-	[ "$word" = port ] && [ "$port" -gt 0 ] 2>/dev/null ||
-		fail "unexpected first line: $word $port"
-
-	# Capture the port; a UDP probe to a closed port shows that the
-	# capture runs before the session and has everything after it.
-	probe=$(( (port + 7919) % 50000 + 10000 ))
+	wire_start "$tool" -W -w -c on -m "$markers"
+	wire_line port
+	port=$wire_value
 	cap=$work/atomic-markers-$markers.pcapng
-	dumpcap -q -i lo -f "tcp port $port or udp port $probe" -w "$cap" \
-		>"$work/dumpcap.out" 2>&1 &
-	dcpid=$!
-	wait_probe() {
-		local tag=$1 n
-		for ((n = 0; n < timeout_s * 10; n++)); do
-			kill -0 "$dcpid" 2>/dev/null ||
-				fail "dumpcap exited: $(cat "$work/dumpcap.out")"
-			printf '%s' "$tag" >"/dev/udp/127.0.0.1/$probe" 2>/dev/null
-			if [ -s "$cap" ] && [ "$(ts -r "$cap" -Y "udp.dstport == $probe && frame contains \"$tag\"" | wc -l)" -gt 0 ]; then
-				return 0
-			fi
-			sleep 0.1
-		done
-		fail "dumpcap did not capture the $tag probe within ${timeout_s}s"
-	}
-	wait_probe uiwstart
-
-	echo go >&3
-	exec 3>&-
-	rc=0
-	wait "$toolpid" || rc=$?
-	toolpid=
-	cat <&4 >"$work/tool.out"
-	exec 4<&-
-	[ "$rc" -eq 0 ] || fail "uiwarp-atomicbench -W failed (exit $rc): $(cat "$work/tool.err")"
-	grep -q '^ok$' "$work/tool.out" || fail "the session did not finish: $(cat "$work/tool.out")"
-	cat "$work/tool.out"
-
-	wait_probe uiwend
-	kill -INT "$dcpid"
-	wait "$dcpid" 2>/dev/null
-	dcpid=
+	wire_capture "$cap" "tcp port $port" "$port"
+	wire_run || return
 	cp "$cap" "$build/wire-atomic-markers-$markers.pcapng" 2>/dev/null &&
 		echo "capture kept in $build/wire-atomic-markers-$markers.pcapng"
 
@@ -247,6 +193,6 @@ $(echo "$undecoded" | sed -n 1,20p)"
 	echo "session with markers $markers: decoded, counts match, Terminate 0/2/7"
 }
 
-session off
-session on
+wire_retry session off
+wire_retry session on
 echo PASS

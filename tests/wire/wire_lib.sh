@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # What the wire tests share: those that capture a uiwarp-wiretest session
-# on lo (test_tshark.sh over TCP, test_tshark_sctp.sh over SCTP in UDP)
+# on lo (test_tshark.sh and test_tshark_atomic.sh over TCP,
+# test_tshark_sctp.sh over SCTP in UDP)
 # and the check of the SCTP one's dissector (test_ddp_sctp_lua.sh).
 # Source it (bash) after check_lib.sh, with $timeout_s set.  It makes $work and a
 # trap that stops what was started here and removes $work.
