@@ -7,6 +7,8 @@
 #   check_summary         "N checks, M failed"; status 0 only with no failure
 #   fail "why"            for tests that stop at their first failure:
 #                         "FAIL: why" on stderr, exit 1
+#   check_workdir         makes $tmp, a directory removed on exit, and
+#                         $pids, processes of the test killed then
 #   free_udp_port         prints a UDP port that no socket of this host
 #                         is bound to now, below the ephemeral range and
 #                         never 9899 (SCTP over UDP's default, RFC 6951,
@@ -66,4 +68,18 @@ free_udp_port() {
 	done
 	echo "no free UDP port found" >&2
 	return 1
+}
+
+check_workdir() {
+	tmp=$(mktemp -d)
+	pids=()
+	trap check_workdir_cleanup EXIT
+}
+check_workdir_cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
 }

@@ -14,20 +14,9 @@ build=${1:?usage: test_sctpraw.sh <build-dir> <source-dir>}
 src=${2:?usage: test_sctpraw.sh <build-dir> <source-dir>}
 bin=$build/sctpraw
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 # shellcheck source=../check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
+check_workdir
 # alive, kv_field
 # shellcheck source=../../bench/lib.sh
 source "$src/bench/lib.sh"

@@ -37,20 +37,9 @@ perf=$build/uiwarp-perf
 bw=$build/uiwarp-bw
 proxy=$build/uiwarp-faultproxy
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
 # shellcheck source=../check_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
+check_workdir
 
 # The bound on the end: the 2 s deadline and the start of a process.
 LIMIT_MS=3500
