@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -118,4 +119,55 @@ void cmu_raw_expect_closed(int fd)
 		if (cmu_now_ms() > deadline)
 			fail_msg("raw peer: socket still open");
 	}
+}
+
+/* ---- One end of a connection -------------------------------------- */
+
+void cmu_end_open(struct cmu_end *e, struct uiw_device *dev, bool channel)
+{
+	struct uiw_qp_init_attr a;
+
+	memset(e, 0, sizeof(*e));
+	e->dev = dev;
+	e->pd = uiw_pd_alloc(dev);
+	assert_non_null(e->pd);
+	e->cq = uiw_cq_create(dev, 64);
+	assert_non_null(e->cq);
+	memset(&a, 0, sizeof(a));
+	a.send_cq = e->cq;
+	a.recv_cq = e->cq;
+	a.cap.max_send_wr = 16;
+	a.cap.max_recv_wr = 16;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	a.sq_sig_all = 1;
+	e->qp = uiw_qp_create(e->pd, &a);
+	if (!e->qp)
+		fail_msg("uiw_qp_create: %s", uiw_last_error());
+	e->buf = calloc(1, CMU_BUF_LEN);
+	assert_non_null(e->buf);
+	e->mr = uiw_reg_mr(e->pd, e->buf, CMU_BUF_LEN, UIW_ACCESS_LOCAL_WRITE);
+	assert_non_null(e->mr);
+	if (channel) {
+		e->ch = uiw_cm_channel_create(dev);
+		assert_non_null(e->ch);
+	}
+}
+
+void cmu_end_close(struct cmu_end *e)
+{
+	if (e->id)
+		assert_int_equal(uiw_cm_destroy_id(e->id), 0);
+	if (e->qp)
+		assert_int_equal(uiw_qp_destroy(e->qp), 0);
+	if (e->mr)
+		assert_int_equal(uiw_dereg_mr(e->mr), 0);
+	if (e->cq)
+		assert_int_equal(uiw_cq_destroy(e->cq), 0);
+	if (e->pd)
+		assert_int_equal(uiw_pd_free(e->pd), 0);
+	if (e->ch)
+		assert_int_equal(uiw_cm_channel_destroy(e->ch), 0);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
 }

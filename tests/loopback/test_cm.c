@@ -33,7 +33,7 @@
 
 #define WAIT_MS      15000     /* generous bound for any single event */
 #define SHORT_MS     200       /* startup timeouts under test */
-#define BUF_LEN      65536
+#define BUF_LEN      CMU_BUF_LEN
 
 static const uint8_t key_req[16] = "MPA ID Req Frame";
 static const uint8_t key_rep[16] = "MPA ID Rep Frame";
@@ -45,66 +45,6 @@ static struct uiw_device *cli_dev, *srv_dev;
 
 /* ---- One end of a connection -------------------------------------- */
 
-struct end {
-	struct uiw_device *dev;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct uiw_qp *qp;
-	struct uiw_cm_channel *ch;    /* NULL for a server end: listener's */
-	struct uiw_cm_id *id;
-	struct uiw_mr *mr;
-	uint8_t *buf;
-};
-
-static void end_open(struct end *e, struct uiw_device *dev, bool channel)
-{
-	struct uiw_qp_init_attr a;
-
-	memset(e, 0, sizeof(*e));
-	e->dev = dev;
-	e->pd = uiw_pd_alloc(dev);
-	assert_non_null(e->pd);
-	e->cq = uiw_cq_create(dev, 64);
-	assert_non_null(e->cq);
-	memset(&a, 0, sizeof(a));
-	a.send_cq = e->cq;
-	a.recv_cq = e->cq;
-	a.cap.max_send_wr = 16;
-	a.cap.max_recv_wr = 16;
-	a.cap.max_send_sge = 1;
-	a.cap.max_recv_sge = 1;
-	a.sq_sig_all = 1;
-	e->qp = uiw_qp_create(e->pd, &a);
-	if (!e->qp)
-		fail_msg("uiw_qp_create: %s", uiw_last_error());
-	e->buf = calloc(1, BUF_LEN);
-	assert_non_null(e->buf);
-	e->mr = uiw_reg_mr(e->pd, e->buf, BUF_LEN, UIW_ACCESS_LOCAL_WRITE);
-	assert_non_null(e->mr);
-	if (channel) {
-		e->ch = uiw_cm_channel_create(dev);
-		assert_non_null(e->ch);
-	}
-}
-
-static void end_close(struct end *e)
-{
-	if (e->id)
-		assert_int_equal(uiw_cm_destroy_id(e->id), 0);
-	if (e->qp)
-		assert_int_equal(uiw_qp_destroy(e->qp), 0);
-	if (e->mr)
-		assert_int_equal(uiw_dereg_mr(e->mr), 0);
-	if (e->cq)
-		assert_int_equal(uiw_cq_destroy(e->cq), 0);
-	if (e->pd)
-		assert_int_equal(uiw_pd_free(e->pd), 0);
-	if (e->ch)
-		assert_int_equal(uiw_cm_channel_destroy(e->ch), 0);
-	free(e->buf);
-	memset(e, 0, sizeof(*e));
-}
-
 static int qp_state(struct uiw_qp *qp)
 {
 	struct uiw_qp_attr a;
@@ -113,7 +53,7 @@ static int qp_state(struct uiw_qp *qp)
 	return (int)a.state;
 }
 
-static void post_recv(struct end *e, uint64_t wr_id, size_t off, size_t len)
+static void post_recv(struct cmu_end *e, uint64_t wr_id, size_t off, size_t len)
 {
 	struct uiw_sge sge = {
 		.addr = (uintptr_t)(e->buf + off),
@@ -126,7 +66,7 @@ static void post_recv(struct end *e, uint64_t wr_id, size_t off, size_t len)
 	assert_int_equal(uiw_post_recv(e->qp, &wr, NULL), 0);
 }
 
-static void post_send(struct end *e, uint64_t wr_id, size_t off, size_t len)
+static void post_send(struct cmu_end *e, uint64_t wr_id, size_t off, size_t len)
 {
 	struct uiw_sge sge = {
 		.addr = (uintptr_t)(e->buf + off),
@@ -142,7 +82,7 @@ static void post_send(struct end *e, uint64_t wr_id, size_t off, size_t len)
 }
 
 /* A Send of len octets from a to b, checked octet by octet. */
-static void send_across(struct end *a, struct end *b, size_t len,
+static void send_across(struct cmu_end *a, struct cmu_end *b, size_t len,
 			uint8_t seed)
 {
 	struct uiw_wc wc;
@@ -313,7 +253,7 @@ static int group_teardown(void **state)
 
 struct conn {
 	struct lst l;
-	struct end c, s;
+	struct cmu_end c, s;
 	struct uiw_cm_event creq;     /* the server's CONNECT_REQUEST */
 	struct uiw_cm_event cest;     /* the client's ESTABLISHED */
 	uint8_t req_pd[512], rep_pd[512];
@@ -330,8 +270,8 @@ static void conn_up(struct conn *k, int family,
 	int rev = cp->mpa_rev == 1 ? 1 : 2;
 
 	lst_open(&k->l, family, 8);
-	end_open(&k->c, cli_dev, true);
-	end_open(&k->s, srv_dev, false);
+	cmu_end_open(&k->c, cli_dev, true);
+	cmu_end_open(&k->s, srv_dev, false);
 	assert_int_equal(uiw_cm_connect(k->c.ch, k->c.qp,
 					(struct sockaddr *)&k->l.addr,
 					k->l.len, cp, &k->c.id), 0);
@@ -381,8 +321,8 @@ static void conn_up(struct conn *k, int family,
 
 static void conn_down(struct conn *k)
 {
-	end_close(&k->c);
-	end_close(&k->s);
+	cmu_end_close(&k->c);
+	cmu_end_close(&k->s);
 	lst_close(&k->l);
 }
 
@@ -390,7 +330,7 @@ static void conn_down(struct conn *k)
  * RTS, and receives still posted are flushed. */
 static void disconnect_from(struct conn *k, bool client)
 {
-	struct end *a = client ? &k->c : &k->s, *b = client ? &k->s : &k->c;
+	struct cmu_end *a = client ? &k->c : &k->s, *b = client ? &k->s : &k->c;
 	struct uiw_cm_channel *ach = client ? k->c.ch : k->l.ch;
 	struct uiw_cm_channel *bch = client ? k->l.ch : k->c.ch;
 	struct uiw_cm_event ev;
@@ -488,10 +428,10 @@ static void test_reject(void **state)
 	struct uiw_conn_param cp = { 0 };
 	struct uiw_cm_event ev;
 	struct lst l;
-	struct end c;
+	struct cmu_end c;
 
 	lst_open(&l, AF_INET, 4);
-	end_open(&c, cli_dev, true);
+	cmu_end_open(&c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
 					l.len, &cp, &c.id), 0);
 	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
@@ -508,7 +448,7 @@ static void test_reject(void **state)
 	assert_int_equal(qp_state(c.qp), UIW_QPS_IDLE);
 	cmu_expect_no_event(c.ch);
 	cmu_expect_no_event(l.ch);
-	end_close(&c);
+	cmu_end_close(&c);
 	lst_close(&l);
 }
 
@@ -648,12 +588,12 @@ static void test_raw_bytes_before_reply(void **state)
 {
 	struct uiw_cm_event ev;
 	struct lst l;
-	struct end s;
+	struct cmu_end s;
 	uint8_t b[64];
 	int fd;
 
 	lst_open(&l, AF_INET, 4);
-	end_open(&s, srv_dev, false);
+	cmu_end_open(&s, srv_dev, false);
 	fd = raw_connect(&l.addr, l.len);
 	cmu_raw_write(fd, b, frame(b, key_req, 0x40, 1, 0, NULL, 0));
 	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
@@ -667,7 +607,7 @@ static void test_raw_bytes_before_reply(void **state)
 	/* Too late to accept it; the QP is untouched. */
 	assert_int_not_equal(uiw_cm_accept(s.id, s.qp, NULL), 0);
 	assert_int_equal(qp_state(s.qp), UIW_QPS_IDLE);
-	end_close(&s);
+	cmu_end_close(&s);
 	lst_close(&l);
 }
 
@@ -829,11 +769,11 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 	uint16_t rpd_len;
 	struct uiw_wc wc;
 	struct lst l;
-	struct end s;
+	struct cmu_end s;
 	int fd;
 
 	lst_open(&l, AF_INET6, 4);
-	end_open(&s, srv_dev, false);
+	cmu_end_open(&s, srv_dev, false);
 	fd = raw_connect(&l.addr, l.len);
 	cmu_raw_write(fd, b, frame(b, key_req, req_flags, 1, 3, "xyz", 3));
 	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
@@ -894,7 +834,7 @@ static void raw_initiator(bool accept_it, enum uiw_opt crc, enum uiw_opt mk,
 		close(fd);
 	}
 	cmu_expect_no_event(l.ch);
-	end_close(&s);
+	cmu_end_close(&s);
 	lst_close(&l);
 }
 
@@ -913,7 +853,7 @@ struct rawsrv {
 	int lfd, fd;
 	struct sockaddr_storage addr;
 	socklen_t len;
-	struct end c;
+	struct cmu_end c;
 };
 
 /* Connects our client to a raw listener; reads and checks its Request. */
@@ -924,7 +864,7 @@ static void rawsrv_start(struct rawsrv *r, int family,
 	uint16_t pd_len;
 
 	r->lfd = raw_listen(family, &r->addr, &r->len);
-	end_open(&r->c, cli_dev, true);
+	cmu_end_open(&r->c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(r->c.ch, r->c.qp,
 					(struct sockaddr *)&r->addr, r->len,
 					cp, &r->c.id), 0);
@@ -942,7 +882,7 @@ static void rawsrv_stop(struct rawsrv *r)
 	close(r->fd);
 	close(r->lfd);
 	cmu_expect_no_event(r->c.ch);
-	end_close(&r->c);
+	cmu_end_close(&r->c);
 }
 
 /* Our client gets bytes back (then, with hangup, a FIN) and fails with
@@ -1080,7 +1020,7 @@ static void test_connect_refused(void **state)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	struct uiw_cm_event ev;
-	struct end c;
+	struct cmu_end c;
 	int fd;
 
 	/* A bound socket that does not listen: its port refuses. */
@@ -1089,7 +1029,7 @@ static void test_connect_refused(void **state)
 	assert_int_equal(uiw_resolve("127.0.0.1", "0", 1, &ss, &len), 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
-	end_open(&c, cli_dev, true);
+	cmu_end_open(&c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&ss,
 					len, NULL, &c.id), 0);
 	cmu_expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
@@ -1103,7 +1043,7 @@ static void test_connect_refused(void **state)
 	cmu_expect_event(c.ch, UIW_CM_EVENT_CONNECT_ERROR, &ev);
 	assert_int_equal(ev.status, -ECONNREFUSED);
 	cmu_expect_no_event(c.ch);
-	end_close(&c);
+	cmu_end_close(&c);
 	close(fd);
 }
 
@@ -1213,7 +1153,7 @@ static void test_api_misuse(void **state)
 	int64_t t0;
 
 	lst_open(&l, AF_INET, 4);
-	end_open(&r.c, cli_dev, true);
+	cmu_end_open(&r.c, cli_dev, true);
 	cp.private_data = big;
 	cp.private_data_len = sizeof(big);
 	assert_int_equal(uiw_cm_connect(r.c.ch, r.c.qp,
@@ -1278,7 +1218,7 @@ static void test_api_misuse(void **state)
 	assert_string_equal(uiw_cm_event_str(UIW_CM_EVENT_ESTABLISHED),
 			    "ESTABLISHED");
 
-	end_close(&r.c);
+	cmu_end_close(&r.c);
 	lst_close(&l);
 }
 
@@ -1296,13 +1236,13 @@ static void test_llp_kinds(void **state)
 	struct sockaddr_storage ss;
 	struct uiw_cm_event ev;
 	struct uiw_cm_id *id = NULL;
-	struct end c, s;
+	struct cmu_end c, s;
 	struct lst l;
 	socklen_t len;
 
 	lst_open(&l, AF_INET, 4);
-	end_open(&c, cli_dev, true);
-	end_open(&s, srv_dev, false);
+	cmu_end_open(&c, cli_dev, true);
+	cmu_end_open(&s, srv_dev, false);
 
 	assert_int_equal(uiw_resolve("127.0.0.1", "0", 1, &ss, &len), 0);
 	assert_int_equal(uiw_cm_listen_ex(l.ch, (struct sockaddr *)&ss, len,
@@ -1329,9 +1269,9 @@ static void test_llp_kinds(void **state)
 	assert_int_equal(ev.llp, UIW_LLP_TCP);
 	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, &ev);
 	assert_int_equal(qp_state(s.qp), UIW_QPS_RTS);
-	end_close(&c);
+	cmu_end_close(&c);
 	cmu_expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&s);
+	cmu_end_close(&s);
 	lst_close(&l);
 }
 

@@ -25,54 +25,11 @@
 #include "cm_util.h"
 #include "lb_util.h"
 
-struct end {
-	struct uiw_device *dev;
-	struct uiw_pd *pd;
-	struct uiw_cq *cq;
-	struct uiw_qp *qp;
-	struct uiw_cm_channel *ch;
-	struct uiw_cm_id *id;
-};
-
 static struct uiw_device *dev;
 static struct uiw_cm_channel *lch;
 static struct uiw_cm_id *lid;
 static struct sockaddr_in laddr;
 static uint16_t udp_port;
-
-static void end_open(struct end *e)
-{
-	struct uiw_qp_init_attr qa;
-
-	memset(e, 0, sizeof(*e));
-	e->pd = uiw_pd_alloc(dev);
-	assert_non_null(e->pd);
-	e->cq = uiw_cq_create(dev, 64);
-	assert_non_null(e->cq);
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = qa.recv_cq = e->cq;
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	e->qp = uiw_qp_create(e->pd, &qa);
-	assert_non_null(e->qp);
-	e->ch = uiw_cm_channel_create(dev);
-	assert_non_null(e->ch);
-}
-
-static void end_close(struct end *e)
-{
-	if (e->id)
-		assert_int_equal(uiw_cm_destroy_id(e->id), 0);
-	if (e->qp)
-		assert_int_equal(uiw_qp_destroy(e->qp), 0);
-	if (e->ch)
-		assert_int_equal(uiw_cm_channel_destroy(e->ch), 0);
-	if (e->cq)
-		assert_int_equal(uiw_cq_destroy(e->cq), 0);
-	if (e->pd)
-		assert_int_equal(uiw_pd_free(e->pd), 0);
-	memset(e, 0, sizeof(*e));
-}
 
 static int setup(void **state)
 {
@@ -113,7 +70,7 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(seed * 31 + i * 7);
 }
 
-static void connect_to(struct end *c, const void *pd, uint16_t pd_len,
+static void connect_to(struct cmu_end *c, const void *pd, uint16_t pd_len,
 		       uint8_t rev)
 {
 	struct uiw_conn_param cp = {
@@ -144,13 +101,13 @@ static void test_reject_then_accept(void **state)
 	struct uiw_conn_param sp = { .llp = UIW_LLP_SCTP_UDP };
 	struct uiw_cm_event ev;
 	struct uiw_qp_attr a;
-	struct end c, s;
+	struct cmu_end c, s;
 
 	fill(cpd, sizeof(cpd), 1);
 	fill(spd, sizeof(spd), 2);
 	fill(rpd, sizeof(rpd), 3);
-	end_open(&c);
-	end_open(&s);
+	cmu_end_open(&c, dev, true);
+	cmu_end_open(&s, dev, true);
 
 	/* 508 octets: the most an enhanced Initiate carries with its
 	 * word (RFC 6581 §7). */
@@ -198,8 +155,8 @@ static void test_reject_then_accept(void **state)
 	assert_int_equal(uiw_cm_disconnect(s.id), 0);
 	cmu_expect_event(lch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	cmu_expect_event(c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&c);
-	end_close(&s);
+	cmu_end_close(&c);
+	cmu_end_close(&s);
 }
 
 /* The plain codes of RFC 5043 (mpa_rev 1): no IRD/ORD word, the full 512
@@ -212,12 +169,12 @@ static void test_plain_session(void **state)
 				     .private_data = spd,
 				     .private_data_len = sizeof(spd) };
 	struct uiw_cm_event ev;
-	struct end c, s;
+	struct cmu_end c, s;
 
 	fill(cpd, sizeof(cpd), 4);
 	fill(spd, sizeof(spd), 5);
-	end_open(&c);
-	end_open(&s);
+	cmu_end_open(&c, dev, true);
+	cmu_end_open(&s, dev, true);
 	connect_to(&c, cpd, sizeof(cpd), 1);
 	cmu_expect_event(lch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 	expect_pd(&ev, cpd, sizeof(cpd));
@@ -230,8 +187,8 @@ static void test_plain_session(void **state)
 	assert_int_equal(uiw_cm_disconnect(c.id), 0);
 	cmu_expect_event(c.ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 	cmu_expect_event(lch, UIW_CM_EVENT_DISCONNECTED, &ev);
-	end_close(&c);
-	end_close(&s);
+	cmu_end_close(&c);
+	cmu_end_close(&s);
 }
 
 /* Connections to one peer share one association (RFC 5043 §4), each on
@@ -243,12 +200,12 @@ static void test_shared_association(void **state)
 	struct uiw_conn_param sp = { .llp = UIW_LLP_SCTP_UDP };
 	struct sockaddr_storage first, ss;
 	struct uiw_cm_event ev;
-	struct end c[N], s[N];
+	struct cmu_end c[N], s[N];
 	int i;
 
 	for (i = 0; i < N; i++) {
-		end_open(&c[i]);
-		end_open(&s[i]);
+		cmu_end_open(&c[i], dev, true);
+		cmu_end_open(&s[i], dev, true);
 		connect_to(&c[i], NULL, 0, 0);
 		cmu_expect_event(lch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
 		s[i].id = ev.id;
@@ -281,8 +238,8 @@ static void test_shared_association(void **state)
 		assert_int_equal(uiw_cm_disconnect(c[i].id), 0);
 		cmu_expect_event(c[i].ch, UIW_CM_EVENT_DISCONNECTED, &ev);
 		cmu_expect_event(lch, UIW_CM_EVENT_DISCONNECTED, &ev);
-		end_close(&c[i]);
-		end_close(&s[i]);
+		cmu_end_close(&c[i]);
+		cmu_end_close(&s[i]);
 	}
 }
 
