@@ -28,6 +28,7 @@ struct uiw_device;
 struct uiw_pd;
 struct uiw_cq;
 struct uiw_qp;
+struct uiw_srq;
 
 /* Message describing the last failure of a uiw_ call in this thread. */
 const char *uiw_last_error(void);
@@ -251,6 +252,15 @@ struct uiw_qp_init_attr {
 	struct uiw_qp_cap cap;
 	int sq_sig_all;           /* every send WR is signalled */
 	void *qp_context;
+	/* Receives come from this shared receive queue (of the same PD)
+	 * instead of the QP's own: cap.max_recv_wr and max_recv_sge are
+	 * then ignored, and uiw_post_recv fails with -EINVAL. */
+	struct uiw_srq *srq;
+	/* Access rights an RDMA Read's sink region must have beyond
+	 * UIW_ACCESS_LOCAL_WRITE (0: none).  The verbs layer asks for
+	 * UIW_ACCESS_REMOTE_WRITE, as iWARP devices do: the sink is the
+	 * tagged buffer the peer's Read Response writes (RFC 5040 §4.4). */
+	unsigned read_sink_access;
 };
 
 /* The lower-layer protocol that carries DDP.  Zero is TCP, so that a
@@ -388,6 +398,75 @@ struct uiw_recv_wr {
 	struct uiw_sge *sg_list;
 	int num_sge;
 };
+
+/* Moves a QP to Error at once (the verbs' modify to ERR): a connected
+ * QP's stream is closed abortively, and every outstanding work request
+ * completes once, flushed (UIW_WC_WR_FLUSH_ERR).  Returns 0 or -errno. */
+int uiw_qp_set_error(struct uiw_qp *qp);
+
+/* ------------------------------------------------------------------ */
+/* Shared receive queues                                              */
+
+/*
+ * A shared receive queue: receive buffers that any QP created with it
+ * (uiw_qp_init_attr.srq) takes, oldest first, as untagged messages
+ * (Sends, Immediate Data) arrive on it.  A buffer is taken when a
+ * message's first segment arrives; if the QP leaves RTS the buffers it
+ * had taken and not completed complete flushed on its receive CQ, the
+ * others stay in the SRQ.
+ *
+ * The limit event (the verbs' IBV_EVENT_SRQ_LIMIT_REACHED): once armed
+ * with a non-zero srq_limit, the first time the number of buffers in
+ * the SRQ falls below it the device queues a UIW_EVENT_SRQ_LIMIT_REACHED
+ * async event and disarms (srq_limit reads 0 again).
+ */
+struct uiw_srq_attr {
+	uint32_t max_wr;     /* buffers it holds (create: at least) */
+	uint32_t max_sge;    /* SGEs per buffer */
+	uint32_t srq_limit;  /* armed limit; 0: not armed */
+};
+/* attr is written back with the actual sizes. */
+struct uiw_srq *uiw_srq_create(struct uiw_pd *pd, struct uiw_srq_attr *attr,
+			       void *srq_context);
+int uiw_srq_destroy(struct uiw_srq *srq);   /* -EBUSY while QPs use it */
+int uiw_srq_query(struct uiw_srq *srq, struct uiw_srq_attr *attr);
+/* Arms (srq_limit > 0) or disarms (0) the limit event; -EINVAL when
+ * srq_limit exceeds max_wr. */
+int uiw_srq_arm(struct uiw_srq *srq, uint32_t srq_limit);
+void *uiw_srq_context(struct uiw_srq *srq);
+/* As uiw_post_recv; -ENOMEM when the SRQ is full. */
+int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr,
+		      struct uiw_recv_wr **bad_wr);
+
+/* ------------------------------------------------------------------ */
+/* Asynchronous events                                                */
+
+/* Events about objects rather than work requests (the verbs' async
+ * events).  Each device queues at most UIW_ASYNC_EVENTS_MAX of them; when
+ * full, the oldest is dropped (and counted in `lost` of the next one). */
+enum uiw_async_event_type {
+	UIW_EVENT_QP_FATAL = 1,       /* a QP left RTS for an error (qp) */
+	UIW_EVENT_QP_ACCESS_ERR,      /* ... for a protection error (qp) */
+	UIW_EVENT_QP_LAST_WQE_REACHED, /* a QP with an SRQ left RTS: no
+					  more of its receives complete (qp) */
+	UIW_EVENT_SRQ_LIMIT_REACHED,  /* see uiw_srq_arm (srq) */
+	UIW_EVENT_CQ_ERR,             /* a CQ overflowed (cq) */
+};
+#define UIW_ASYNC_EVENTS_MAX 1024
+struct uiw_async_event {
+	enum uiw_async_event_type type;
+	struct uiw_qp *qp;
+	struct uiw_srq *srq;
+	struct uiw_cq *cq;
+	uint32_t lost;                /* events dropped just before it */
+};
+/* A file descriptor readable while an async event is queued. */
+int uiw_device_async_fd(struct uiw_device *dev);
+/* Takes the oldest event.  timeout_ms: 0 non-blocking (-EAGAIN when
+ * none), -1 blocks; -EINTR when a signal interrupts the wait. */
+int uiw_device_get_async_event(struct uiw_device *dev,
+			       struct uiw_async_event *ev, int timeout_ms);
+const char *uiw_async_event_str(enum uiw_async_event_type type);
 
 /* Post work requests.  On failure *bad_wr (if not NULL) points at the
  * first request not posted.  Receives may be posted in Idle and RTS;
