@@ -49,6 +49,9 @@ struct uiw_device_attr {
 	uint32_t max_msg_size;
 	uint32_t max_private_data; /* MPA private data, octets */
 	uint32_t cap_flags;     /* UIW_DEV_CAP_* */
+	uint32_t max_srq;       /* shared receive queues */
+	uint32_t max_srq_wr;    /* buffers per SRQ */
+	uint32_t max_srq_sge;   /* SGEs per SRQ buffer */
 };
 
 /* uiwarp implements the whole of RFC 7306 and reports both flags.  A
