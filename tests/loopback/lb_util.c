@@ -1060,6 +1060,50 @@ int lbu_cq_empty(struct uiw_cq *cq, const char *what)
 	return 0;
 }
 
+int lbu_no_async_event(struct uiw_device *dev, const char *when)
+{
+	struct uiw_async_event ev;
+	int rc = uiw_device_get_async_event(dev, &ev, 0);
+
+	if (rc == 0)
+		return lbu_fail("%s: async event %s, expected none", when,
+				uiw_async_event_str(ev.type));
+	if (rc != -EAGAIN)
+		return lbu_fail("%s: uiw_device_get_async_event: %s (%s)",
+				when, strerror(-rc), uiw_last_error());
+	if (lbu_fd_readable(uiw_device_async_fd(dev), 0) != 0)
+		return lbu_fail("%s: the async event fd is readable with no "
+				"event queued", when);
+	return 0;
+}
+
+int lbu_expect_async_event(struct uiw_device *dev, int timeout_ms,
+			   enum uiw_async_event_type type, struct uiw_qp *qp,
+			   struct uiw_srq *srq, struct uiw_cq *cq)
+{
+	struct uiw_async_event ev;
+	int rc;
+
+	if (lbu_fd_readable(uiw_device_async_fd(dev), timeout_ms) != 1)
+		return lbu_fail("no async event (%s) within %d ms: the fd is "
+				"not readable", uiw_async_event_str(type),
+				timeout_ms);
+	rc = uiw_device_get_async_event(dev, &ev, 0);
+	if (rc != 0)
+		return lbu_fail("the async event fd is readable, but "
+				"uiw_device_get_async_event: %s (%s)",
+				strerror(-rc), uiw_last_error());
+	if (ev.type != type || ev.qp != qp || ev.srq != srq || ev.cq != cq ||
+	    ev.lost)
+		return lbu_fail("async event %s (qp %p srq %p cq %p lost %u), "
+				"expected %s (qp %p srq %p cq %p)",
+				uiw_async_event_str(ev.type), (void *)ev.qp,
+				(void *)ev.srq, (void *)ev.cq, ev.lost,
+				uiw_async_event_str(type), (void *)qp,
+				(void *)srq, (void *)cq);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Data patterns                                                      */
 

@@ -215,6 +215,15 @@ int lbu_fd_readable(int fd, int timeout_ms);
 /* A one-line description of a completion, for messages. */
 const char *lbu_wc_str(const struct uiw_wc *wc, char *buf, size_t len);
 
+/* Async events: fails unless the device has none queued (and its fd is
+ * not readable). */
+int lbu_no_async_event(struct uiw_device *dev, const char *when);
+/* Takes the next async event, waiting up to timeout_ms, and checks its
+ * type and the objects it names (lost must be 0). */
+int lbu_expect_async_event(struct uiw_device *dev, int timeout_ms,
+			   enum uiw_async_event_type type, struct uiw_qp *qp,
+			   struct uiw_srq *srq, struct uiw_cq *cq);
+
 /* ------------------------------------------------------------------ */
 /* Data                                                               */
 

@@ -37,35 +37,6 @@ static void next_event(struct uiw_device *dev, struct uiw_async_event *ev)
 		fail_msg("no async event: %d (%s)", rc, uiw_last_error());
 }
 
-static void expect_none(struct uiw_device *dev, const char *when)
-{
-	struct uiw_async_event ev;
-	int rc = uiw_device_get_async_event(dev, &ev, 0);
-
-	if (rc != -EAGAIN)
-		fail_msg("%s: async event %d (%s), expected none", when, rc,
-			 rc == 0 ? uiw_async_event_str(ev.type) : "");
-	assert_int_equal(lbu_fd_readable(uiw_device_async_fd(dev), 0), 0);
-}
-
-static void expect_qp_event(struct uiw_device *dev, int type,
-			    struct uiw_qp *qp)
-{
-	struct uiw_async_event ev;
-
-	assert_int_equal(lbu_fd_readable(uiw_device_async_fd(dev),
-					 lbu_timeout_ms()), 1);
-	next_event(dev, &ev);
-	if ((int)ev.type != type)
-		fail_msg("async event %s, expected %s",
-			 uiw_async_event_str(ev.type),
-			 uiw_async_event_str(type));
-	assert_ptr_equal(ev.qp, qp);
-	assert_null(ev.cq);
-	assert_null(ev.srq);
-	assert_int_equal(ev.lost, 0);
-}
-
 /* A Send that finds no receive buffer: the responder ends the stream
  * with a Terminate (RFC 5041 §7.2: no buffer); both QPs fail. */
 static void test_fatal_terminate(void **state)
@@ -76,15 +47,19 @@ static void test_fatal_terminate(void **state)
 	(void)state;
 	lbu_opts_init(&o);
 	LBU_OK(lbu_pair_connect(&p, &o));
-	expect_none(p.cli.dev, "connected");
+	LBU_OK(lbu_no_async_event(p.cli.dev, "connected"));
 	LBU_OK(lbu_post_send(&p.cli, 1, UIW_WR_SEND, UIW_SEND_SIGNALED, NULL,
 			     0, 0, 0, 0, 0));
-	expect_qp_event(p.srv.dev, UIW_EVENT_QP_FATAL, p.srv.qp);
-	expect_qp_event(p.cli.dev, UIW_EVENT_QP_FATAL, p.cli.qp);
+	LBU_OK(lbu_expect_async_event(p.srv.dev, lbu_timeout_ms(),
+				      UIW_EVENT_QP_FATAL, p.srv.qp, NULL,
+				      NULL));
+	LBU_OK(lbu_expect_async_event(p.cli.dev, lbu_timeout_ms(),
+				      UIW_EVENT_QP_FATAL, p.cli.qp, NULL,
+				      NULL));
 	LBU_OK(lbu_wait_disconnected(&p.cli));
 	LBU_OK(lbu_wait_disconnected(&p.srv));
-	expect_none(p.cli.dev, "after the fatal error");
-	expect_none(p.srv.dev, "after the fatal error");
+	LBU_OK(lbu_no_async_event(p.cli.dev, "after the fatal error"));
+	LBU_OK(lbu_no_async_event(p.srv.dev, "after the fatal error"));
 	LBU_OK(lbu_pair_destroy(&p));
 }
 
@@ -105,8 +80,12 @@ static void test_access_err(void **state)
 	LBU_NN(s);
 	LBU_OK(lbu_post_send(&p.cli, 1, UIW_WR_RDMA_WRITE, UIW_SEND_SIGNALED,
 			     s, 0, 100, lbu_to(t, 0), t->mr->rkey ^ 0x5a, 0));
-	expect_qp_event(p.srv.dev, UIW_EVENT_QP_ACCESS_ERR, p.srv.qp);
-	expect_qp_event(p.cli.dev, UIW_EVENT_QP_ACCESS_ERR, p.cli.qp);
+	LBU_OK(lbu_expect_async_event(p.srv.dev, lbu_timeout_ms(),
+				      UIW_EVENT_QP_ACCESS_ERR, p.srv.qp, NULL,
+				      NULL));
+	LBU_OK(lbu_expect_async_event(p.cli.dev, lbu_timeout_ms(),
+				      UIW_EVENT_QP_ACCESS_ERR, p.cli.qp, NULL,
+				      NULL));
 	LBU_OK(lbu_pair_destroy(&p));
 }
 
@@ -135,71 +114,71 @@ static void test_graceful_no_event(void **state)
 			     1000, 0, 0, 0));
 	LBU_OK(lbu_expect_wc(p.srv.rcq, 7, UIW_WC_SUCCESS, UIW_WC_RECV, NULL));
 	LBU_OK(lbu_pair_disconnect(&p));
-	expect_none(cd, "client after a graceful disconnect");
-	expect_none(sd, "server after a graceful disconnect");
+	LBU_OK(lbu_no_async_event(cd, "client after a graceful disconnect"));
+	LBU_OK(lbu_no_async_event(sd, "server after a graceful disconnect"));
 	LBU_OK(lbu_pair_destroy(&p));
 	assert_int_equal(uiw_device_close(cd), 0);
 	assert_int_equal(uiw_device_close(sd), 0);
 }
 
-/* A send CQ of two entries and three completions: a CQ error, and the
- * QP fails (RFC 5040 §8.1.1 rule 10).  Destroying the QP takes its
- * event away; the CQ's stays. */
-static void test_cq_overflow(void **state)
+/* A connection whose client has a send CQ of two entries, and three
+ * signalled zero-length Writes (their STag is not checked, RFC 5041
+ * §5.2): the CQ overflows. */
+static struct uiw_cq *overflow(struct lbu_pair *p, struct uiw_device *cd)
 {
-	struct uiw_device *cd = uiw_device_open(NULL);
-	struct uiw_async_event ev[2];
-	struct uiw_wc wc[4];
-	struct uiw_cq *cq, *cq2;
-	struct lbu_pair p;
+	struct uiw_cq *cq = uiw_cq_create(cd, 2);
 	struct lbu_opts o;
-	int i, got_cq = 0, got_qp = 0;
+	int i;
 
-	(void)state;
-	assert_non_null(cd);
-	cq = uiw_cq_create(cd, 2);
 	assert_non_null(cq);
 	lbu_opts_init(&o);
 	o.cli_dev = cd;
 	o.cli_scq = cq;
-	LBU_OK(lbu_pair_connect(&p, &o));
-	/* Zero-length Writes: their STag is not checked (RFC 5041 §5.2). */
+	LBU_OK(lbu_pair_connect(p, &o));
 	for (i = 0; i < 3; i++)
-		LBU_OK(lbu_post_send(&p.cli, 10 + (uint64_t)i,
+		LBU_OK(lbu_post_send(&p->cli, 10 + (uint64_t)i,
 				     UIW_WR_RDMA_WRITE, UIW_SEND_SIGNALED,
 				     NULL, 0, 0, 0, 0, 0));
+	return cq;
+}
+
+/* A CQ overflows: a CQ error, and the QP fails (RFC 5040 §8.1.1 rule
+ * 10).  Destroying the QP takes its event away; the CQ's stays. */
+static void test_cq_overflow(void **state)
+{
+	struct uiw_device *cd = uiw_device_open(NULL);
+	struct uiw_async_event ev;
+	struct uiw_wc wc[4];
+	struct uiw_cq *cq;
+	struct lbu_pair p;
+	int i, got_cq = 0, got_qp = 0;
+
+	(void)state;
+	assert_non_null(cd);
+	cq = overflow(&p, cd);
 	for (i = 0; i < 2; i++) {
-		next_event(cd, &ev[i]);
-		if (ev[i].type == UIW_EVENT_CQ_ERR && ev[i].cq == cq &&
-		    !ev[i].qp)
+		next_event(cd, &ev);
+		if (ev.type == UIW_EVENT_CQ_ERR && ev.cq == cq && !ev.qp)
 			got_cq++;
-		else if (ev[i].type == UIW_EVENT_QP_FATAL &&
-			 ev[i].qp == p.cli.qp && !ev[i].cq)
+		else if (ev.type == UIW_EVENT_QP_FATAL && ev.qp == p.cli.qp &&
+			 !ev.cq)
 			got_qp++;
 	}
 	assert_int_equal(got_cq, 1);
 	assert_int_equal(got_qp, 1);
 	assert_int_equal(uiw_cq_poll(cq, 4, wc), -EOVERFLOW);
-	expect_none(cd, "after the overflow");
-
-	/* Once more, left queued: the QP's event goes with the QP. */
+	LBU_OK(lbu_no_async_event(cd, "after the overflow"));
 	LBU_OK(lbu_pair_destroy(&p));
 	assert_int_equal(uiw_cq_destroy(cq), 0);
-	cq2 = uiw_cq_create(cd, 2);
-	assert_non_null(cq2);
-	o.cli_scq = cq2;
-	LBU_OK(lbu_pair_connect(&p, &o));
-	for (i = 0; i < 3; i++)
-		LBU_OK(lbu_post_send(&p.cli, 10 + (uint64_t)i,
-				     UIW_WR_RDMA_WRITE, UIW_SEND_SIGNALED,
-				     NULL, 0, 0, 0, 0, 0));
+
+	/* Once more, the events left queued. */
+	cq = overflow(&p, cd);
 	LBU_OK(lbu_wait_disconnected(&p.cli));
 	LBU_OK(lbu_pair_destroy(&p));
-	next_event(cd, &ev[0]);
-	assert_int_equal(ev[0].type, UIW_EVENT_CQ_ERR);
-	assert_ptr_equal(ev[0].cq, cq2);
-	expect_none(cd, "the QP destroyed");
-	assert_int_equal(uiw_cq_destroy(cq2), 0);
+	LBU_OK(lbu_expect_async_event(cd, 0, UIW_EVENT_CQ_ERR, NULL, NULL,
+				      cq));
+	LBU_OK(lbu_no_async_event(cd, "the QP destroyed"));
+	assert_int_equal(uiw_cq_destroy(cq), 0);
 	assert_int_equal(uiw_device_close(cd), 0);
 }
 
@@ -277,7 +256,7 @@ static void test_set_error_idle(void **state)
 	assert_ptr_equal(sbad, &sw);
 	assert_int_equal(uiw_post_recv(qp, &rw, &rbad), -EINVAL);
 	/* Not an error of the stack: no event. */
-	expect_none(dev, "after uiw_qp_set_error");
+	LBU_OK(lbu_no_async_event(dev, "after uiw_qp_set_error"));
 	assert_int_equal(uiw_qp_set_error(NULL), -EINVAL);
 	assert_int_equal(uiw_qp_destroy(qp), 0);
 	assert_int_equal(uiw_cq_destroy(scq), 0);
@@ -409,7 +388,7 @@ static void test_queue_bound(void **state)
 	many_open(&m);
 	fd = uiw_device_async_fd(m.dev);
 	assert_true(fd >= 0);
-	expect_none(m.dev, "a new device");
+	LBU_OK(lbu_no_async_event(m.dev, "a new device"));
 	for (i = 0; i < NQP; i++)
 		m.qp[i] = srq_qp(&m);
 	assert_int_equal(uiw_qp_set_error(m.qp[0]), 0);
@@ -427,10 +406,10 @@ static void test_queue_bound(void **state)
 		assert_ptr_equal(ev.qp, m.qp[i]);
 		assert_int_equal(ev.lost, 0);
 	}
-	expect_none(m.dev, "the queue emptied");
+	LBU_OK(lbu_no_async_event(m.dev, "the queue emptied"));
 	/* Set to Error again: nothing new. */
 	assert_int_equal(uiw_qp_set_error(m.qp[0]), 0);
-	expect_none(m.dev, "uiw_qp_set_error twice");
+	LBU_OK(lbu_no_async_event(m.dev, "uiw_qp_set_error twice"));
 
 	/* A QP destroyed takes its queued events with it. */
 	for (i = 0; i < NQP; i++) {
@@ -448,11 +427,11 @@ static void test_queue_bound(void **state)
 	assert_ptr_equal(ev.qp, a);
 	next_event(m.dev, &ev);
 	assert_ptr_equal(ev.qp, c);
-	expect_none(m.dev, "b destroyed");
+	LBU_OK(lbu_no_async_event(m.dev, "b destroyed"));
 	assert_int_equal(uiw_qp_destroy(a), 0);
 	assert_int_equal(uiw_qp_set_error(c), 0);
 	assert_int_equal(uiw_qp_destroy(c), 0);
-	expect_none(m.dev, "c destroyed");
+	LBU_OK(lbu_no_async_event(m.dev, "c destroyed"));
 	assert_int_equal(uiw_device_get_async_event(NULL, &ev, 0), -EINVAL);
 	assert_int_equal(uiw_device_get_async_event(m.dev, NULL, 0), -EINVAL);
 	assert_string_equal(uiw_async_event_str(UIW_EVENT_CQ_ERR), "CQ error");

@@ -163,37 +163,6 @@ static void send_msg(struct env *e, int i, int k, int buf, int imm,
 	}
 }
 
-static void expect_no_event(struct uiw_device *dev, const char *when)
-{
-	struct uiw_async_event ev;
-	int rc = uiw_device_get_async_event(dev, &ev, 0);
-
-	if (rc != -EAGAIN)
-		fail_msg("%s: async event %d (%s), expected none", when, rc,
-			 rc == 0 ? uiw_async_event_str(ev.type) : "");
-	assert_int_equal(lbu_fd_readable(uiw_device_async_fd(dev), 0), 0);
-}
-
-static void expect_event(struct uiw_device *dev, int type,
-			 struct uiw_qp *qp, struct uiw_srq *srq)
-{
-	struct uiw_async_event ev;
-	int rc;
-
-	assert_int_equal(lbu_fd_readable(uiw_device_async_fd(dev), 0), 1);
-	rc = uiw_device_get_async_event(dev, &ev, 0);
-	if (rc != 0)
-		fail_msg("no async event (%d: %s)", rc, uiw_last_error());
-	if ((int)ev.type != type)
-		fail_msg("async event %s, expected %s",
-			 uiw_async_event_str(ev.type),
-			 uiw_async_event_str(type));
-	assert_ptr_equal(ev.qp, qp);
-	assert_ptr_equal(ev.srq, srq);
-	assert_null(ev.cq);
-	assert_int_equal(ev.lost, 0);
-}
-
 /* Three connections share the SRQ; each message takes the oldest
  * buffer, whichever connection it arrives on. */
 static void test_srq_shared(void **state)
@@ -231,7 +200,7 @@ static void test_srq_shared(void **state)
 		post_buf(&e, k);
 	for (k = 12; k < 28; k++)
 		send_msg(&e, k % NPAIRS, k, k, k % 2, k % 2 ? 0 : 4096, 0);
-	expect_no_event(e.dev, "after the traffic");
+	LBU_OK(lbu_no_async_event(e.dev, "after the traffic"));
 	/* Destroy waits for the QPs. */
 	assert_int_equal(uiw_srq_destroy(e.srq), -EBUSY);
 	env_close(&e);
@@ -350,10 +319,11 @@ static void test_srq_checks(void **state)
 	/* The QP Idle in Error: the SRQ's buffers stay (the QP took none),
 	 * and it says that no more of its receives complete. */
 	assert_int_equal(uiw_qp_set_error(qp), 0);
-	expect_event(dev, UIW_EVENT_QP_LAST_WQE_REACHED, qp, NULL);
+	LBU_OK(lbu_expect_async_event(dev, 0, UIW_EVENT_QP_LAST_WQE_REACHED,
+				      qp, NULL, NULL));
 	LBU_OK(lbu_cq_empty(cq, "after uiw_qp_set_error"));
 	assert_int_equal(uiw_qp_destroy(qp), 0);
-	expect_no_event(dev, "after destroy");
+	LBU_OK(lbu_no_async_event(dev, "after destroy"));
 	assert_int_equal(uiw_post_srq_recv(srq, &wr[4], &bad), -ENOMEM);
 	assert_int_equal(uiw_srq_destroy(srq), 0);
 	assert_int_equal(uiw_dereg_mr(mr), 0);
@@ -383,16 +353,17 @@ static void test_srq_limit(void **state)
 	/* 8 -> 7, 6, 5: not below 5. */
 	for (; n < 3; n++)
 		send_msg(&e, 0, n, n, 0, 100, 0);
-	expect_no_event(e.dev, "at 5 buffers, limit 5");
+	LBU_OK(lbu_no_async_event(e.dev, "at 5 buffers, limit 5"));
 	/* 4 < 5 */
 	send_msg(&e, 0, n, n, 0, 100, 0);
 	n++;
-	expect_event(e.dev, UIW_EVENT_SRQ_LIMIT_REACHED, NULL, e.srq);
+	LBU_OK(lbu_expect_async_event(e.dev, 0, UIW_EVENT_SRQ_LIMIT_REACHED,
+				      NULL, e.srq, NULL));
 	assert_int_equal(uiw_srq_query(e.srq, &sa), 0);
 	assert_int_equal(sa.srq_limit, 0);
 	send_msg(&e, 0, n, n, 1, 0, 0);
 	n++;
-	expect_no_event(e.dev, "disarmed");
+	LBU_OK(lbu_no_async_event(e.dev, "disarmed"));
 
 	/* 3 left; 5 more make 8; armed at 7 it fires at 6. */
 	for (k = 8; k < 13; k++)
@@ -400,15 +371,16 @@ static void test_srq_limit(void **state)
 	assert_int_equal(uiw_srq_arm(e.srq, 7), 0);
 	send_msg(&e, 0, n, n, 0, 1, 0);
 	n++;
-	expect_no_event(e.dev, "at 7 buffers, limit 7");
+	LBU_OK(lbu_no_async_event(e.dev, "at 7 buffers, limit 7"));
 	send_msg(&e, 0, n, n, 0, 1, 0);
 	n++;
-	expect_event(e.dev, UIW_EVENT_SRQ_LIMIT_REACHED, NULL, e.srq);
+	LBU_OK(lbu_expect_async_event(e.dev, 0, UIW_EVENT_SRQ_LIMIT_REACHED,
+				      NULL, e.srq, NULL));
 	/* Disarming: nothing more. */
 	assert_int_equal(uiw_srq_arm(e.srq, 6), 0);
 	assert_int_equal(uiw_srq_arm(e.srq, 0), 0);
 	send_msg(&e, 0, n, n, 0, 1, 0);
-	expect_no_event(e.dev, "after disarming");
+	LBU_OK(lbu_no_async_event(e.dev, "after disarming"));
 	env_close(&e);
 }
 
@@ -426,14 +398,14 @@ static void test_srq_qp_error(void **state)
 		post_buf(&e, k);
 	send_msg(&e, 0, 0, 0, 0, 3000, 0);
 	assert_int_equal(uiw_qp_set_error(e.p[0].srv.qp), 0);
-	expect_event(e.dev, UIW_EVENT_QP_LAST_WQE_REACHED, e.p[0].srv.qp,
-		     NULL);
+	LBU_OK(lbu_expect_async_event(e.dev, 0, UIW_EVENT_QP_LAST_WQE_REACHED,
+				      e.p[0].srv.qp, NULL, NULL));
 	LBU_OK(lbu_wait_disconnected(&e.p[0].cli));
 	LBU_OK(lbu_cq_empty(e.p[0].srv.rcq, "the QP in Error"));
 	for (k = 1; k < 4; k++)
 		send_msg(&e, 1, k, k, k == 2, k == 2 ? 0 : 5000, 0);
 	LBU_OK(lbu_cq_empty(e.p[0].srv.rcq, "the QP in Error"));
-	expect_no_event(e.dev, "after the traffic");
+	LBU_OK(lbu_no_async_event(e.dev, "after the traffic"));
 	env_close(&e);
 }
 
