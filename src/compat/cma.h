@@ -153,6 +153,10 @@ void cma_id_release(struct cma_id *c);
 void cma_id_free(struct cma_id *c);
 /* id->verbs, port_num and pd: the process's device; 0 or -errno. */
 int cma_id_attach(struct cma_id *c);
+/* The uiw id of c, made on home's uiw channel: home stays while it
+ * does; cma_lock held. */
+void cma_id_set_home(struct cma_id *c, struct cma_channel *home,
+		     struct uiw_cm_id *uid);
 /* route.addr from the uiw id's own and peer addresses. */
 void cma_id_addrs(struct cma_id *c);
 /* A child id for a CONNECT_REQUEST on listener l; cma_lock held. */

@@ -118,15 +118,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn)
 		pthread_mutex_unlock(&cma_lock);
 		return cma_uiw_err(ret, "rdma_connect");
 	}
-	if (c->home) {
-		/* a connect after an earlier one on this id ended */
-		cma_feed_del(ch, c->home);
-		cma_channel_put(c->home);
-	}
-	c->home = ch;
-	ch->users++;
-	c->uid = uid;
-	uiw_cm_id_set_context(uid, c);
+	cma_id_set_home(c, ch, uid);
 	c->state = CMA_CONNECT;
 	pthread_mutex_unlock(&cma_lock);
 	return cma_complete(c);

@@ -201,12 +201,11 @@ void cma_id_addrs(struct cma_id *c)
 		return;
 	if (uiw_cm_local_addr(c->uid, &ss) == 0)
 		memcpy(&c->id.route.addr.src_storage, &ss, sizeof(ss));
-	if (uiw_cm_peer_addr(c->uid, &ss) == 0)
+	if (c->state != CMA_LISTEN && uiw_cm_peer_addr(c->uid, &ss) == 0)
 		memcpy(&c->id.route.addr.dst_storage, &ss, sizeof(ss));
 }
 
-/* The uiw id is made on ch's uiw channel: ch stays while it does. */
-static void set_home(struct cma_id *c, struct cma_channel *home,
+void cma_id_set_home(struct cma_id *c, struct cma_channel *home,
 		     struct uiw_cm_id *uid)
 {
 	c->home = home;
@@ -227,7 +226,7 @@ struct cma_id *cma_child_new(struct cma_id *l, struct uiw_cm_id *uid)
 	if (!c)
 		return NULL;
 	c->opts = l->opts;
-	set_home(c, l->home, uid);
+	cma_id_set_home(c, l->home, uid);
 	ret = cma_feed_add(cma_ch_of(c->id.channel), l->home);
 	if (!ret)
 		ret = cma_id_attach(c);
@@ -384,9 +383,9 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		c->state = CMA_IDLE;
 		goto out;
 	}
-	set_home(c, ch, uid);
-	cma_id_addrs(c);
+	cma_id_set_home(c, ch, uid);
 	c->state = CMA_LISTEN;
+	cma_id_addrs(c);
 out:
 	pthread_mutex_unlock(&cma_lock);
 	return ret ? cma_err(-ret) : 0;

@@ -566,6 +566,7 @@ static void test_sends(void **state)
 
 	/* the second of a list is bad (more SGEs than the QP has): the
 	 * first is posted, bad_wr names the second */
+	wr[1].sg_list = sge;
 	wr[1].num_sge = 3;
 	wr[0].next = &wr[1];
 	wr[1].next = NULL;
@@ -813,7 +814,7 @@ static void test_srq_two_qps(void **state)
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
 	struct server s;
 	struct end c[2], sv[2];
-	struct ibv_context *verbs;
+	struct ibv_context **devs;
 	struct ibv_pd *pd;
 	struct ibv_srq *srq;
 	struct ibv_mr *mr;
@@ -821,8 +822,10 @@ static void test_srq_two_qps(void **state)
 	uint32_t qpn[2];
 
 	server_start(&s);
-	verbs = rdma_get_devices(NULL)[0];
-	pd = ibv_alloc_pd(verbs);
+	devs = rdma_get_devices(NULL);
+	assert_non_null(devs);
+	pd = ibv_alloc_pd(devs[0]);
+	rdma_free_devices(devs);
 	assert_non_null(pd);
 	srq = ibv_create_srq(pd, &sa);
 	assert_non_null(srq);
