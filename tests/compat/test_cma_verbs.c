@@ -76,6 +76,7 @@ struct end {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
+	bool own_pd;               /* not the SRQ's */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -118,7 +119,9 @@ static void end_verbs(struct end *e, struct ibv_context *verbs,
 {
 	struct ibv_qp_init_attr qa = { 0 };
 
-	e->pd = ibv_alloc_pd(verbs);
+	/* A QP and its SRQ share a PD (verbs: EINVAL otherwise). */
+	e->own_pd = !srq;
+	e->pd = srq ? srq->pd : ibv_alloc_pd(verbs);
 	assert_non_null(e->pd);
 	e->cc = ibv_create_comp_channel(verbs);
 	assert_non_null(e->cc);
@@ -151,7 +154,8 @@ static void end_free(struct end *e)
 	assert_int_equal(ibv_dereg_mr(e->mr), 0);
 	assert_int_equal(ibv_destroy_cq(e->cq), 0);
 	assert_int_equal(ibv_destroy_comp_channel(e->cc), 0);
-	assert_int_equal(ibv_dealloc_pd(e->pd), 0);
+	if (e->own_pd)
+		assert_int_equal(ibv_dealloc_pd(e->pd), 0);
 	assert_int_equal(rdma_destroy_id(e->id), 0);
 	if (e->ch)
 		rdma_destroy_event_channel(e->ch);
