@@ -96,7 +96,7 @@ tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && \
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp exitcode=66 halt_on_error=0 second_deadlock_stack=1 history_size=7" \
-	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|faultproxy'
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|faultproxy|compat-c'
 
 # valgrind (memcheck): the 256-QP soak and every other loopback test of
 # the normal build; any memory error or definite or indirect leak fails.
