@@ -1,0 +1,81 @@
+# What the tests of tests/compat/ share: stock Debian programs (rdma-core
+# 44's rping and ibv_devinfo, perftest, qperf) run unmodified on uiwarp's
+# drop-in libibverbs.so.1 and librdmacm.so.1 through uiwarp-run.
+# Sourced after check_lib.sh and check_workdir.
+#
+#   compat_init BUILD PROG...  $run: BUILD's uiwarp-run; $libdir: the
+#                          drop-in libraries' directory.  Fails the test
+#                          (loudly) when either is not built or a Debian
+#                          program PROG is not installed.  Clears the
+#                          caller's UIWARP_* variables and exports
+#                          LD_BIND_NOW=1: every symbol of every program
+#                          is bound at load time, as rdma-core 44's
+#                          programs, linked with -z now, do anyway.
+#   serve NAME PORT CMD... CMD, a server, in the background (under
+#                          timeout 60), its output in $tmp/NAME.sout and
+#                          NAME.serr; returns once it listens on TCP
+#                          PORT.  Sets $spid.  Counts a failure and
+#                          returns 1 when it does not listen.
+#   client NAME CMD...     CMD, the client, in the foreground (timeout
+#                          60), output in $tmp/NAME.cout and NAME.cerr;
+#                          its status in $crc.
+#   reap NAME              waits for the server; its status in $src.
+#   pair_ok NAME [SRC]     counts a check: the client exited 0 and the
+#                          server SRC (default 0); shows both sides'
+#                          output when not.
+
+compat_init() {
+	local b=$1 p l
+	shift
+	run=$b/uiwarp-run
+	[ -x "$run" ] || fail "$run is not built"
+	libdir=$("$run" --print-libdir) || fail "$run --print-libdir failed"
+	for l in libibverbs.so.1 librdmacm.so.1; do
+		[ -e "$libdir/$l" ] ||
+			fail "$libdir/$l is not built (src/compat/)"
+	done
+	for p in "$@"; do
+		command -v "$p" >/dev/null ||
+			fail "$p is not installed (scripts/install-deps.sh installs the Debian packages)"
+	done
+	unset "${!UIWARP_@}"
+	export LD_BIND_NOW=1
+}
+
+serve() {
+	local name=$1 port=$2
+	shift 2
+	timeout 60 "$@" >"$tmp/$name.sout" 2>"$tmp/$name.serr" &
+	spid=$!
+	pids+=("$spid")
+	wait_tcp_listen "$port" "$spid" 20 && return 0
+	bad "$name: the server did not listen on TCP port $port: $*"
+	kill -TERM "$spid" 2>/dev/null
+	wait "$spid"
+	show "$tmp/$name.sout" "$tmp/$name.serr"
+	return 1
+}
+
+client() {
+	local name=$1
+	shift
+	timeout 60 "$@" >"$tmp/$name.cout" 2>"$tmp/$name.cerr"
+	crc=$?
+}
+
+reap() {
+	wait "$spid"
+	src=$?
+}
+
+pair_ok() {
+	local name=$1 want=${2:-0}
+	if [ "$crc" -eq 0 ] && [ "$src" -eq "$want" ]; then
+		ok "$name: client exit 0, server exit $src"
+		return 0
+	fi
+	bad "$name: client exit $crc, server exit $src (want 0 and $want)"
+	show "$tmp/$name.cout" "$tmp/$name.cerr" "$tmp/$name.sout" \
+		"$tmp/$name.serr"
+	return 1
+}
