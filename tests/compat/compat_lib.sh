@@ -1,16 +1,20 @@
 # What the tests of tests/compat/ share: stock Debian programs (rdma-core
 # 44's rping and ibv_devinfo, perftest, qperf) run unmodified on uiwarp's
 # drop-in libibverbs.so.1 and librdmacm.so.1 through uiwarp-run.
-# Sourced after check_lib.sh and check_workdir.
+# Sourced by each test, which it gives check_lib.sh's functions.
 #
-#   compat_init BUILD PROG...  $run: BUILD's uiwarp-run; $libdir: the
-#                          drop-in libraries' directory.  Fails the test
-#                          (loudly) when either is not built or a Debian
-#                          program PROG is not installed.  Clears the
-#                          caller's UIWARP_* variables and exports
-#                          LD_BIND_NOW=1: every symbol of every program
-#                          is bound at load time, as rdma-core 44's
-#                          programs, linked with -z now, do anyway.
+#   compat_init BUILD SRC -- PROG...
+#                          (the test's own arguments, then the Debian
+#                          programs it runs) $build and $src, absolute;
+#                          $tmp and $pids (check_workdir); $run: the
+#                          build's uiwarp-run; $libdir: the drop-in
+#                          libraries' directory.  Fails the test (loudly)
+#                          when either is not built or a program PROG is
+#                          not installed.  Clears the caller's UIWARP_*
+#                          variables and exports LD_BIND_NOW=1: every
+#                          symbol of every program is bound at load time,
+#                          as rdma-core 44's programs, linked with -z now,
+#                          do anyway.
 #   serve NAME PORT CMD... CMD, a server, in the background (under
 #                          timeout 60), its output in $tmp/NAME.sout and
 #                          NAME.serr; returns once it listens on TCP
@@ -20,14 +24,26 @@
 #                          60), output in $tmp/NAME.cout and NAME.cerr;
 #                          its status in $crc.
 #   reap NAME              waits for the server; its status in $src.
+#   found NAME FILE WHAT AWK-ARG...
+#                          counts a check: awk AWK-ARG... FILE prints a
+#                          line (the first is shown after WHAT); FILE is
+#                          shown when it prints none.
 #   pair_ok NAME [SRC]     counts a check: the client exited 0 and the
 #                          server SRC (default 0); shows both sides'
 #                          output when not.
 
+# shellcheck source=../check_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
+
 compat_init() {
-	local b=$1 p l
-	shift
-	run=$b/uiwarp-run
+	local p l
+	[ $# -ge 3 ] && [ "$3" = -- ] ||
+		fail "usage: ${0##*/} <build-dir> <source-dir>"
+	build=$(cd "$1" && pwd) || fail "no build directory $1"
+	src=$(cd "$2" && pwd) || fail "no source directory $2"
+	shift 3
+	check_workdir
+	run=$build/uiwarp-run
 	[ -x "$run" ] || fail "$run is not built"
 	libdir=$("$run" --print-libdir) || fail "$run --print-libdir failed"
 	for l in libibverbs.so.1 librdmacm.so.1; do
@@ -78,4 +94,16 @@ pair_ok() {
 	show "$tmp/$name.cout" "$tmp/$name.cerr" "$tmp/$name.sout" \
 		"$tmp/$name.serr"
 	return 1
+}
+
+found() {
+	local name=$1 f=$2 what=$3 line
+	shift 3
+	line=$(awk "$@" "$f" | sed -n 1p)
+	if [ -n "$line" ]; then
+		ok "$name: $what: $(tr -s ' \t' ' ' <<<"$line" | sed 's/^ //')"
+	else
+		bad "$name: $what: none"
+		show "$f"
+	fi
 }

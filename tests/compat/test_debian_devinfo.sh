@@ -13,15 +13,9 @@
 # usage: test_debian_devinfo.sh <build-dir> <source-dir>
 set -uo pipefail
 
-build=${1:?usage: test_debian_devinfo.sh <build-dir> <source-dir>}
-build=$(cd "$build" && pwd)
-
-# shellcheck source=../check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
-check_workdir
-compat_init "$build" ibv_devices ibv_devinfo ip
+compat_init "$@" -- ibv_devices ibv_devinfo ip
 
 # runs NAME CMD...: CMD under timeout, output in $tmp/NAME.out and
 # NAME.err; a check that it exits 0 with nothing on stderr.  Status 1

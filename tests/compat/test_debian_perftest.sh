@@ -12,15 +12,9 @@
 # usage: test_debian_perftest.sh <build-dir> <source-dir>
 set -uo pipefail
 
-build=${1:?usage: test_debian_perftest.sh <build-dir> <source-dir>}
-build=$(cd "$build" && pwd)
-
-# shellcheck source=../check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
-check_workdir
-compat_init "$build" ib_write_bw ib_read_bw ib_send_bw ib_write_lat \
+compat_init "$@" -- ib_write_bw ib_read_bw ib_send_bw ib_write_lat \
 	ib_read_lat ib_send_lat ib_atomic_bw ib_atomic_lat
 
 # perf_case NAME KIND PROG SIZE ITERS ARGS...: a PROG server and client
@@ -47,7 +41,9 @@ perf_case() {
 	expect_line "$name" "$tmp/$name.cout" "$head" "the $kind result table"
 	# The row: size, iterations, then figures, the first two (peak and
 	# average bandwidth; least and most latency) above 0.
-	row=$(awk -v s="$size" -v n="$iters" '
+	found "$name" "$tmp/$name.cout" \
+		"a result row of $size octets x $iters, the first two figures above 0" \
+		-v s="$size" -v n="$iters" '
 		$1 == s && $2 == n && NF >= 5 {
 			good = $3 + 0 > 0 && $4 + 0 > 0
 			for (i = 3; i <= NF; i++)
@@ -55,13 +51,7 @@ perf_case() {
 					good = 0
 			if (good)
 				print
-		}' "$tmp/$name.cout" | sed -n 1p)
-	if [ -n "$row" ]; then
-		ok "$name: result: $(tr -s ' \t' ' ' <<<"$row")"
-	else
-		bad "$name: no result row for $size octets x $iters (figures, the first two above 0)"
-		show "$tmp/$name.cout"
-	fi
+		}'
 }
 
 #          name           kind  program        size   iters  options

@@ -12,63 +12,45 @@
 # usage: test_debian_qperf.sh <build-dir> <source-dir>
 set -uo pipefail
 
-build=${1:?usage: test_debian_qperf.sh <build-dir> <source-dir>}
-build=$(cd "$build" && pwd)
-
-# shellcheck source=../check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
-check_workdir
-compat_init "$build" qperf
+compat_init "$@" -- qperf
 
 # figures NAME TEST...: for each TEST, the client's output has its
 # heading ("TEST:") and, under it, the figure qperf gives for it
 # (bandwidth, latency or message rate) with a value above 0.
 figures() {
-	local name=$1 t line
+	local name=$1 t
 	shift
 	for t in "$@"; do
-		line=$(awk -v t="$t:" '
+		found "$name" "$tmp/$name.cout" "$t, a figure above 0" \
+			-v t="$t:" '
 			/^[a-z_0-9]+:$/ { cur = $1; next }
 			cur == t && /^ +(bw|latency|msg_rate) += +[0-9.]+ / && $3 + 0 > 0 {
 				print
-			}' "$tmp/$name.cout" | sed -n 1p)
-		if [ -n "$line" ]; then
-			ok "$name: $t: $(tr -s ' ' <<<"$line" | sed 's/^ //')"
-		else
-			bad "$name: $t: no figure above 0"
-			show "$tmp/$name.cout"
-		fi
+			}'
 	done
 }
 
 port=$(free_tcp_port) || fail "no free TCP port"
 name=qperf
 if serve "$name" "$port" "$run" qperf -lp "$port"; then
-	tests="rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_lat"
-	# shellcheck disable=SC2086
-	client "$name" "$run" qperf -lp "$port" -cm1 -t 1 127.0.0.1 $tests
-	if [ "$crc" -eq 0 ]; then
-		ok "$name: the client exits 0"
+	# Two clients in turn: the data tests, then the atomics.
+	while read -r cname tests; do
 		# shellcheck disable=SC2086
-		figures "$name" $tests
-	else
-		bad "$name: client exit $crc"
-		show "$tmp/$name.cout" "$tmp/$name.cerr" "$tmp/$name.serr"
-	fi
-
-	atomics="rc_fetch_add_mr rc_compare_swap_mr"
-	# shellcheck disable=SC2086
-	client "$name-atomic" "$run" qperf -lp "$port" -cm1 -t 1 127.0.0.1 $atomics
-	if [ "$crc" -eq 0 ]; then
-		ok "$name-atomic: the client exits 0"
-		# shellcheck disable=SC2086
-		figures "$name-atomic" $atomics
-	else
-		bad "$name-atomic: client exit $crc"
-		show "$tmp/$name-atomic.cout" "$tmp/$name-atomic.cerr" "$tmp/$name.serr"
-	fi
+		client "$cname" "$run" qperf -lp "$port" -cm1 -t 1 127.0.0.1 $tests
+		if [ "$crc" -eq 0 ]; then
+			ok "$cname: the client exits 0"
+			# shellcheck disable=SC2086
+			figures "$cname" $tests
+		else
+			bad "$cname: client exit $crc"
+			show "$tmp/$cname.cout" "$tmp/$cname.cerr" "$tmp/$name.serr"
+		fi
+	done <<-'EOF'
+	qperf rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_lat
+	qperf-atomic rc_fetch_add_mr rc_compare_swap_mr
+	EOF
 
 	if kill -0 "$spid" 2>/dev/null; then
 		ok "$name: the server serves on after its clients"

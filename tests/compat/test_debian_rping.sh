@@ -11,15 +11,9 @@
 # usage: test_debian_rping.sh <build-dir> <source-dir>
 set -uo pipefail
 
-build=${1:?usage: test_debian_rping.sh <build-dir> <source-dir>}
-build=$(cd "$build" && pwd)
-
-# shellcheck source=../check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
-check_workdir
-compat_init "$build" rping
+compat_init "$@" -- rping
 
 # pings NAME FILE PREFIX FIRST COUNT SIZE: FILE holds, in its lines that
 # begin with PREFIX, exactly the data of pings FIRST .. FIRST+COUNT-1

@@ -13,16 +13,9 @@
 # usage: test_run_tool.sh <build-dir> <source-dir>
 set -uo pipefail
 
-build=${1:?usage: test_run_tool.sh <build-dir> <source-dir>}
-src=${2:?usage: test_run_tool.sh <build-dir> <source-dir>}
-build=$(cd "$build" && pwd)
-
-# shellcheck source=../check_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../check_lib.sh"
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
-check_workdir
-compat_init "$build" rping ibv_devices ibv_devinfo ib_write_bw qperf readelf
+compat_init "$@" -- rping ibv_devices ibv_devinfo ib_write_bw qperf readelf
 
 # runs NAME ARGS...: "$run" ARGS... under timeout, its output in
 # $tmp/NAME.out and NAME.err, its status in $rc.
