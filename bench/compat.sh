@@ -105,19 +105,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# failed WHAT FILE...: a point that gave no figure, with the end of what
-# its processes said.
-failed() {
-	local what=$1 f
-	shift
-	{
-		echo "- $what:"
-		for f in "$@"; do
-			[ -s "$f" ] && tail -n 4 "$f" | sed 's/^/      /'
-		done
-	} >>"$work/failures"
-}
-
 # next_port: the next TCP port from $port on that nothing listens on.
 next_port() {
 	port=$((port + 1))

@@ -97,3 +97,16 @@ ratio() {
 			printf "n/a"
 	}'
 }
+
+# failed WHAT FILE...: notes in $work/failures a point that gave no
+# figure, with the end of what its processes said (the end of each FILE).
+failed() {
+	local what=$1 f
+	shift
+	{
+		echo "- $what:"
+		for f in "$@"; do
+			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
+		done
+	} >>"$work/failures"
+}

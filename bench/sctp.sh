@@ -123,19 +123,6 @@ cleanup() {
 trap cleanup EXIT
 : >"$work/failures"
 
-# failed WHAT FILE...: notes a point that gave no figure, with the end of
-# what its processes said.
-failed() {
-	local what=$1 f
-	shift
-	{
-		echo "- $what:"
-		for f in "$@"; do
-			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
-		done
-	} >>"$work/failures"
-}
-
 # start_server OUT PATTERN CMD...: CMD in the background, its output in
 # OUT; once a line of OUT matches PATTERN (a sed expression that prints
 # the port), $spid and $port are set.  1 when no port came in 5 s.
