@@ -12,4 +12,4 @@ exec bash "$(dirname "${BASH_SOURCE[0]}")/apt-ensure.sh" install-deps \
 	build-essential cmake pkg-config libisal-dev libcmocka-dev libusrsctp-dev tshark \
 	iproute2 procps clang libclang-rt-dev valgrind \
 	libibverbs-dev librdmacm-dev libibverbs1 librdmacm1 ibverbs-providers \
-	rdmacm-utils ibverbs-utils perftest qperf
+	rdmacm-utils ibverbs-utils perftest qperf binutils
