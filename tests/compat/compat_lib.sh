@@ -20,10 +20,16 @@
 #                          NAME.serr; returns once it listens on TCP
 #                          PORT.  Sets $spid.  Counts a failure and
 #                          returns 1 when it does not listen.
-#   client NAME CMD...     CMD, the client, in the foreground (timeout
-#                          60), output in $tmp/NAME.cout and NAME.cerr;
+#   client NAME CMD...     CMD, the client, in the foreground (under
+#                          timeout $client_secs, 20 unless the test sets
+#                          it), output in $tmp/NAME.cout and NAME.cerr;
 #                          its status in $crc.
-#   reap NAME              waits for the server; its status in $src.
+#   reap NAME [stop]       waits for the server to end (15 s at most once
+#                          its client exited 0; not at all when the client
+#                          failed, as a server may wait for ever for a
+#                          client that never came, or with "stop", for a
+#                          server that serves on), then stops it; its
+#                          status in $src.
 #   found NAME FILE WHAT AWK-ARG...
 #                          counts a check: awk AWK-ARG... FILE prints a
 #                          line (the first is shown after WHAT); FILE is
@@ -61,13 +67,17 @@ compat_init() {
 serve() {
 	local name=$1 port=$2
 	shift 2
-	timeout 60 "$@" >"$tmp/$name.sout" 2>"$tmp/$name.serr" &
+	# The server holds the write end of a fifo (fd 3) until it ends:
+	# reap reads it to its end, or to a deadline.
+	mkfifo "$tmp/$name.alive"
+	timeout 60 "$@" >"$tmp/$name.sout" 2>"$tmp/$name.serr" \
+		3>"$tmp/$name.alive" &
 	spid=$!
 	pids+=("$spid")
+	exec {alive_fd}<"$tmp/$name.alive"
 	wait_tcp_listen "$port" "$spid" 20 && return 0
 	bad "$name: the server did not listen on TCP port $port: $*"
-	kill -TERM "$spid" 2>/dev/null
-	wait "$spid"
+	reap "$name" stop
 	show "$tmp/$name.sout" "$tmp/$name.serr"
 	return 1
 }
@@ -75,11 +85,17 @@ serve() {
 client() {
 	local name=$1
 	shift
-	timeout 60 "$@" >"$tmp/$name.cout" 2>"$tmp/$name.cerr"
+	timeout "${client_secs:-20}" "$@" >"$tmp/$name.cout" 2>"$tmp/$name.cerr"
 	crc=$?
 }
 
 reap() {
+	local _
+	if [ "${2:-}" != stop ] && [ "${crc:-1}" -eq 0 ]; then
+		read -r -t 15 -u "$alive_fd" _
+	fi
+	exec {alive_fd}<&-
+	kill -TERM "$spid" 2>/dev/null
 	wait "$spid"
 	src=$?
 }

@@ -15,6 +15,8 @@ set -uo pipefail
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
 compat_init "$@" -- qperf
+# Six tests of a second each, and their setup, in one client.
+client_secs=40
 
 # figures NAME TEST...: for each TEST, the client's output has its
 # heading ("TEST:") and, under it, the figure qperf gives for it
@@ -58,8 +60,7 @@ if serve "$name" "$port" "$run" qperf -lp "$port"; then
 		bad "$name: the server ended"
 		show "$tmp/$name.sout" "$tmp/$name.serr"
 	fi
-	kill -TERM "$spid" 2>/dev/null
-	reap "$name"
+	reap "$name" stop
 	if [ -s "$tmp/$name.serr" ]; then
 		bad "$name: the server wrote to stderr"
 		show "$tmp/$name.serr"

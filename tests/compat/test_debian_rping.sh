@@ -3,10 +3,13 @@
 # uiwarp-run, server and client on the loopback address: each ping's
 # data, printed by both sides (-v), are rping's pattern and verified by
 # the client (-V); under MPA revision 2 (the default) and revision 1
-# (UIWARP_MPA_REV=1 on both sides), with QPs made by rdma_cm and made and
-# moved to RTS by rping itself (-q: ibv_create_qp, rdma_init_qp_attr and
-# ibv_modify_qp), over IPv6, at rping's smallest, default and largest
-# sizes; and a persistent server (-P) serving two clients in turn.
+# (UIWARP_MPA_REV=1 on both sides), over IPv6, without the start delay,
+# at rping's smallest, default and largest sizes; a persistent server
+# (-P) serving two clients in turn; and a server that makes its QP
+# itself (-q: ibv_create_qp, the QP named to rdma_accept by
+# conn_param.qp_num alone), which uiwarp-rdma(7) does not support,
+# refused cleanly: rdma_accept fails with EINVAL and says why under
+# UIWARP_DEBUG, and both sides end.
 #
 # usage: test_debian_rping.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -43,8 +46,10 @@ rping_case() {
 	[ "$envs" = - ] || read -ra e <<<"$envs"
 	port=$(free_tcp_port) || { bad "$name: no free TCP port"; return; }
 	# shellcheck disable=SC2086  # options are words
+	# rping's server reads into a buffer of its own -S size (rdma-core
+	# 44 behaviour: no larger than the client's pings may be).
 	serve "$name" "$port" env "${e[@]}" "$run" rping -s -a "$addr" \
-		-p "$port" -v $sopts || return
+		-p "$port" -v -S "$size" $sopts || return
 	# shellcheck disable=SC2086
 	client "$name" env "${e[@]}" "$run" rping -c -a "$addr" -p "$port" \
 		-v -V -C "$count" -S "$size" $copts
@@ -64,19 +69,45 @@ done <<'EOF'
 rev2-64          -                 127.0.0.1  10    64     -      -
 rev2-min         -                 127.0.0.1  4     26     -      -
 rev2-max         -                 127.0.0.1  4     65535  -      -
-rev2-q           -                 127.0.0.1  5     1000   -q     -q
 rev1-64          UIWARP_MPA_REV=1  127.0.0.1  10    64     -      -
+rev1-1000        UIWARP_MPA_REV=1  127.0.0.1  5     1000   -      -
 rev1-max         UIWARP_MPA_REV=1  127.0.0.1  4     65535  -      -
-rev1-q           UIWARP_MPA_REV=1  127.0.0.1  5     1000   -q     -
 ipv6             -                 ::1        5     4096   -      -
+nodelay          UIWARP_START_DELAY_MS=0 127.0.0.1 5 4096   -      -
 EOF
+
+# rping -s -q: refused as uiwarp-rdma(7) says, without a hang.
+name=refused-q
+port=$(free_tcp_port) || fail "no free TCP port"
+if serve "$name" "$port" env UIWARP_DEBUG=1 "$run" rping -s -q -a 127.0.0.1 \
+	-p "$port" -v; then
+	client "$name" "$run" rping -c -a 127.0.0.1 -p "$port" -V -C 3
+	reap "$name"
+	if [ "$crc" -ne 0 ] && [ "$crc" -ne 124 ]; then
+		ok "$name: the client ends, exit $crc: $(tr '\n' ' ' <"$tmp/$name.cerr")"
+	else
+		bad "$name: client exit $crc, want a failure other than the timeout's"
+		show "$tmp/$name.cout" "$tmp/$name.cerr"
+	fi
+	if [ "$src" -ne 143 ] && [ "$src" -ne 124 ] && [ "$src" -ne 0 ]; then
+		ok "$name: the server ends by itself, exit $src"
+	else
+		bad "$name: server exit $src, want its own failure"
+	fi
+	expect_line "$name" "$tmp/$name.serr" '^rdma_accept: Invalid argument$' \
+		"rdma_accept fails with EINVAL"
+	expect_line "$name" "$tmp/$name.serr" '^uiwarp: rdma_accept: .*qp_num' \
+		"UIWARP_DEBUG says why (a QP named by qp_num)"
+fi
 
 # A persistent server (-P) serves two clients one after the other, with
 # different sizes and counts, and serves on until it is stopped: rping
-# has no handler for SIGTERM, so it ends by the signal.
+# has no handler for SIGTERM, so it ends by the signal, and its output
+# is line-buffered (stdbuf) so that the signal loses none of it.
 name=persistent
 port=$(free_tcp_port) || fail "no free TCP port"
-if serve "$name" "$port" "$run" rping -s -P -a 127.0.0.1 -p "$port" -v; then
+if serve "$name" "$port" stdbuf -oL "$run" rping -s -P -a 127.0.0.1 \
+	-p "$port" -v -S 4096; then
 	good=1
 	for c in "1 3 64" "2 5 4096"; do
 		set -- $c
@@ -97,7 +128,7 @@ if serve "$name" "$port" "$run" rping -s -P -a 127.0.0.1 -p "$port" -v; then
 		bad "$name: the server ended after its clients"
 	fi
 	kill -TERM "$spid" 2>/dev/null
-	reap "$name"
+	reap "$name" stop
 	if [ "$src" -eq 143 ]; then
 		ok "$name: the server ends on SIGTERM"
 	else

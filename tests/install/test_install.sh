@@ -63,6 +63,7 @@ need() {
 }
 need "$root/include/uiwarp/uiwarp.h"
 need "$root/include/uiwarp/cm.h"
+need "$root/include/uiwarp/rdma_option.h"
 need "$lib/libuiwarp.a"
 need "$lib/libuiwarp.so"
 need "$lib/libuiwarp.so.0"
@@ -71,27 +72,33 @@ need "$root/bin/uiwarp-ping"
 need "$stage$mandir/man1/uiwarp-ping.1"
 need "$root/bin/uiwarp-run"
 need "$stage$mandir/man1/uiwarp-run.1"
+need "$stage$mandir/man7/uiwarp-rdma.7"
 need "$lib/uiwarp/libibverbs.so.1"
 need "$lib/uiwarp/librdmacm.so.1"
 [ $failures -eq 0 ] || die "the installation is incomplete"
 
 # Nothing outside the public headers is installed under include/.
 extra=$(find "$root/include" -type f ! -path "*/uiwarp/uiwarp.h" \
-	! -path "*/uiwarp/cm.h")
+	! -path "*/uiwarp/cm.h" ! -path "*/uiwarp/rdma_option.h")
 [ -z "$extra" ] && ok "only the public headers are installed" ||
 	bad "unexpected installed headers: $extra"
 
 # The headers stand alone: a C file including only uiwarp.h compiles
-# with -std=c11 -pedantic.
+# with -std=c11 -pedantic; so does one including only rdma_option.h
+# (the options of the drop-in librdmacm, uiwarp-rdma(7)).
 printf '#include <uiwarp/uiwarp.h>\nint main(void) { return uiw_last_error() == 0; }\n' \
 	>"$tmp/alone.c"
-if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" -c "$tmp/alone.c" \
-	-o "$tmp/alone.o" 2>"$tmp/alone.err"; then
-	ok "uiwarp.h compiles alone with -std=c11 -pedantic"
-else
-	bad "uiwarp.h does not compile alone"
-	cat "$tmp/alone.err"
-fi
+printf '#include <uiwarp/rdma_option.h>\nint main(void) { return UIW_RDMA_OPTION_LEVEL == 0; }\n' \
+	>"$tmp/alone-opt.c"
+for h in alone:uiwarp.h alone-opt:rdma_option.h; do
+	if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" \
+		-c "$tmp/${h%%:*}.c" -o "$tmp/${h%%:*}.o" 2>"$tmp/alone.err"; then
+		ok "${h#*:} compiles alone with -std=c11 -pedantic"
+	else
+		bad "${h#*:} does not compile alone"
+		cat "$tmp/alone.err"
+	fi
+done
 
 # pkg-config sees only the staged file; the sysroot maps its paths
 # (written for $prefix) into the staging directory.
