@@ -5,7 +5,8 @@
 #
 #   - RDMA Write bandwidth: perftest's ib_write_bw -R (the drop-in)
 #     against uiwarp-perf --bw -t write (the uiw_ API), two processes
-#     each, at the same sizes, depth and duration;
+#     each, at the same sizes, depth and duration; uiwarp-perf both
+#     asleep on the CQ's fd (--event) and busy-polling (--poll);
 #   - Send/Receive ping-pong: ib_send_lat -R against uiwarp-perf --lat -t
 #     send, the same sizes and counts; uiwarp-perf both busy-polling
 #     (--poll, as perftest does) and asleep on the CQ's fd (--event);
@@ -186,15 +187,15 @@ dropin_bw() {
 	[ -n "${v:-}" ] && awk -v v="$v" 'BEGIN { printf "%.1f\n", v * 1.048576 }' ||
 		failed "ib_write_bw -R at $1 octets" "$work/$n" "$work/$n.srv"
 }
-# native_bw SIZE K: uiwarp-perf's RDMA Write rate in MB/s.
+# native_bw SIZE K MODE: uiwarp-perf's RDMA Write rate in MB/s, --MODE.
 native_bw() {
-	local n=uwbw-$1-$2 v
+	local n=uwbw-$1-$2-$3 v
 	if pair "$n" "$perf" -s -p PORT -- "$perf" -c 127.0.0.1 -p PORT --bw \
-		-t write -S "$1" -d "$depth" -D "$secs" --csv; then
+		-t write -S "$1" -d "$depth" -D "$secs" "--$3" --csv; then
 		v=$(sed -n '/^test,/,$p' "$work/$n" >"$work/$n.csv"; csv_value "$work/$n.csv" mbps)
 	fi
 	[ -n "${v:-}" ] && printf '%.1f\n' "$v" ||
-		failed "uiwarp-perf --bw -t write at $1 octets" "$work/$n" "$work/$n.srv"
+		failed "uiwarp-perf --bw -t write --$3 at $1 octets" "$work/$n" "$work/$n.srv"
 }
 # lat_iters_of SIZE: ping-pongs for that size.
 lat_iters_of() {
@@ -272,9 +273,11 @@ for s in $sizes; do
 		# Which side goes first alternates from round to round.
 		if ((k % 2)); then
 			dropin_bw "$o" "$k" >>"$work/bw-d-$o"
-			native_bw "$o" "$k" >>"$work/bw-n-$o"
+			native_bw "$o" "$k" event >>"$work/bw-e-$o"
+			native_bw "$o" "$k" poll >>"$work/bw-p-$o"
 		else
-			native_bw "$o" "$k" >>"$work/bw-n-$o"
+			native_bw "$o" "$k" poll >>"$work/bw-p-$o"
+			native_bw "$o" "$k" event >>"$work/bw-e-$o"
 			dropin_bw "$o" "$k" >>"$work/bw-d-$o"
 		fi
 		dropin_lat "$o" "$k" >>"$work/lat-d-$o"
@@ -282,8 +285,9 @@ for s in $sizes; do
 		native_lat "$o" "$k" event >>"$work/lat-e-$o"
 	done
 	d=$(med "$work/bw-d-$o")
-	nv=$(med "$work/bw-n-$o")
-	echo "| $(human "$o") | $d | $nv | $(ratio "$d" "$nv") |" >>"$work/bw"
+	e=$(med "$work/bw-e-$o")
+	p=$(med "$work/bw-p-$o")
+	echo "| $(human "$o") | $d | $e | $(ratio "$d" "$e") | $p | $(ratio "$d" "$p") |" >>"$work/bw"
 	d=$(med "$work/lat-d-$o")
 	p=$(med "$work/lat-p-$o")
 	e=$(med "$work/lat-e-$o")
@@ -386,13 +390,15 @@ git -C "$src" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
 	echo "## RDMA Write bandwidth"
 	echo
 	echo "\`ib_write_bw -R -s SIZE -t $depth -D $secs\` (server and client through"
-	echo "\`uiwarp-run\`) against \`uiwarp-perf -c --bw -t write -S SIZE -d $depth"
-	echo "-D $secs\` (against \`uiwarp-perf -s\`).  MB/s are 10^6 octets a second"
-	echo "(perftest's MiB/s converted).  Ratio: native / drop-in, the time the"
+	echo "\`uiwarp-run\`; perftest busy-polls its CQ) against \`uiwarp-perf -c --bw"
+	echo "-t write -S SIZE -d $depth -D $secs\` (against \`uiwarp-perf -s\`), asleep on"
+	echo "the CQ's fd (\`--event\`, its default) and busy-polling (\`--poll\`: the"
+	echo "CQ in the library's poll mode).  MB/s are 10^6 octets a second"
+	echo "(perftest's MiB/s converted).  Ratios: native / drop-in, the time the"
 	echo "drop-in takes for the same data against uiwarp-perf's (goal: at most 1.05)."
 	echo
-	echo "| size | ib_write_bw -R (MB/s) | uiwarp-perf (MB/s) | ratio |"
-	echo "| --- | --- | --- | --- |"
+	echo "| size | ib_write_bw -R (MB/s) | uiwarp-perf --event (MB/s) | ratio | uiwarp-perf --poll (MB/s) | ratio |"
+	echo "| --- | --- | --- | --- | --- | --- |"
 	cat "$work/bw"
 	echo
 	echo "## Send/Receive ping-pong"
