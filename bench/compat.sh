@@ -28,7 +28,8 @@
 #
 # Writes bench/compat-latest.md.  Builds nothing: run it after a build
 # (make bench-compat builds first).  A benchmark: it never fails for
-# being slow; a point that fails is n/a in its table and listed under it.
+# being slow; a point that fails is n/a in its table, and every failed
+# run is listed under the tables.
 #
 # usage: bench/compat.sh
 #   BUILD=<dir>            build directory (default: build)
@@ -37,12 +38,13 @@
 #                          (default 16: ib_write_bw -t, uiwarp-perf -d)
 #   COMPAT_SECS=<s>        seconds per bandwidth run, whole (perftest's -D;
 #                          default 2)
-#   COMPAT_ROUNDS=<n>      runs per figure (default 3)
+#   COMPAT_ROUNDS=<n>      runs per figure (default 5)
 #   COMPAT_LAT_ITERS=<n>   ping-pongs per latency run (default 5000; a
 #                          fifth above 64 KiB)
 #   COMPAT_QPERF_SECS=<s>  seconds per qperf test (default 3)
 #   COMPAT_CONNS=<n>       client runs per connection figure (default 20)
-#   COMPAT_PORT=<n>        first TCP port tried (default 47800)
+#   COMPAT_PORT=<n>        first TCP port tried (default 21800: below the
+#                          ephemeral ports, which connections take)
 #   COMPAT_QUICK=1         a short trial: 1 s runs, one round, 1000
 #                          ping-pongs, 5 connections
 #   COMPAT_OUT=<file>      the report (default bench/compat-latest.md)
@@ -58,14 +60,14 @@ if [ "${COMPAT_QUICK:-0}" = 1 ]; then
 	conns=${COMPAT_CONNS:-5}
 else
 	secs=${COMPAT_SECS:-2}
-	rounds=${COMPAT_ROUNDS:-3}
+	rounds=${COMPAT_ROUNDS:-5}
 	lat_iters=${COMPAT_LAT_ITERS:-5000}
 	qsecs=${COMPAT_QPERF_SECS:-3}
 	conns=${COMPAT_CONNS:-20}
 fi
 sizes=${COMPAT_SIZES:-64 4k 64k 1m}
 depth=${COMPAT_DEPTH:-16}
-port=${COMPAT_PORT:-47800}
+port=${COMPAT_PORT:-21800}
 out=${COMPAT_OUT:-$src/bench/compat-latest.md}
 # shellcheck source=lib.sh
 source "$src/bench/lib.sh"
@@ -105,13 +107,27 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the run (and the EXIT trap stops its processes) at once:
+# every client runs in the background, waited for (wait returns on a
+# signal, a foreground command would not).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-# next_port: the next TCP port from $port on that nothing listens on.
+# next_port: the next TCP port from $port on that no socket has.
 next_port() {
 	port=$((port + 1))
-	while ss -ltnH "sport = :$port" 2>/dev/null | grep . >/dev/null; do
+	while ss -tanH "sport = :$port" 2>/dev/null | grep . >/dev/null; do
 		port=$((port + 1))
 	done
+}
+
+# waited CMD...: CMD in the background, waited for; its status.
+waited() {
+	local p
+	"$@" &
+	p=$!
+	echo "$p" >>"$work/pids"
+	wait "$p"
 }
 
 # serve OUT PORT CMD...: CMD in the background, its output in OUT.srv,
@@ -159,7 +175,7 @@ pair() {
 	done
 	echo "+ ${c[*]}" >&2
 	serve "$f" "$port" "${s[@]}" || return 1
-	timeout 300 "${c[@]}" >"$f" 2>&1
+	waited timeout 300 "${c[@]}" >"$f" 2>&1
 	rc=$?
 	unserve
 	return $rc
@@ -175,17 +191,32 @@ perftest_col() {
 		END { if (v != "") print v }' "$1"
 }
 
+# perftest_fig NAME SIZE COL WHAT: column COL of the result row of run
+# NAME (status $rc), or a note in the failures.  A run that printed its
+# row and failed after it (at perftest's closing handshake) gives its
+# figure, and the failure is noted too.
+perftest_fig() {
+	local v
+	v=$(perftest_col "$work/$1" "$2" "$3")
+	if [ -z "$v" ]; then
+		failed "$4 at $2 octets" "$work/$1" "$work/$1.srv"
+		return
+	fi
+	[ "$rc" -eq 0 ] ||
+		failed "$4 at $2 octets: exit $rc after its result (figure kept)" "$work/$1"
+	echo "$v"
+}
+
 # dropin_bw SIZE K: ib_write_bw's average, in MB/s (10^6 octets; perftest
 # prints MiB/s).
 dropin_bw() {
 	local n=ptbw-$1-$2 v
-	if pair "$n" "$run" ib_write_bw -R -F -p PORT -s "$1" -t "$depth" \
+	pair "$n" "$run" ib_write_bw -R -F -p PORT -s "$1" -t "$depth" \
 		-D "$secs" -- "$run" ib_write_bw -R -F -p PORT -s "$1" \
-		-t "$depth" -D "$secs" 127.0.0.1; then
-		v=$(perftest_col "$work/$n" "$1" 4)
-	fi
-	[ -n "${v:-}" ] && awk -v v="$v" 'BEGIN { printf "%.1f\n", v * 1.048576 }' ||
-		failed "ib_write_bw -R at $1 octets" "$work/$n" "$work/$n.srv"
+		-t "$depth" -D "$secs" 127.0.0.1
+	rc=$?
+	v=$(perftest_fig "$n" "$1" 4 "ib_write_bw -R")
+	[ -n "$v" ] && awk -v v="$v" 'BEGIN { printf "%.1f\n", v * 1.048576 }'
 }
 # native_bw SIZE K MODE: uiwarp-perf's RDMA Write rate in MB/s, --MODE.
 native_bw() {
@@ -203,14 +234,12 @@ lat_iters_of() {
 }
 # dropin_lat SIZE K: ib_send_lat's typical (median) half round trip, µs.
 dropin_lat() {
-	local n=ptlat-$1-$2 v it
+	local n=ptlat-$1-$2 it
 	it=$(lat_iters_of "$1")
-	if pair "$n" "$run" ib_send_lat -R -F -p PORT -s "$1" -n "$it" -- \
-		"$run" ib_send_lat -R -F -p PORT -s "$1" -n "$it" 127.0.0.1; then
-		v=$(perftest_col "$work/$n" "$1" 5)
-	fi
-	[ -n "${v:-}" ] && echo "$v" ||
-		failed "ib_send_lat -R at $1 octets" "$work/$n" "$work/$n.srv"
+	pair "$n" "$run" ib_send_lat -R -F -p PORT -s "$1" -n "$it" -- \
+		"$run" ib_send_lat -R -F -p PORT -s "$1" -n "$it" 127.0.0.1
+	rc=$?
+	perftest_fig "$n" "$1" 5 "ib_send_lat -R"
 }
 # native_lat SIZE K MODE: uiwarp-perf's median half round trip, µs.
 native_lat() {
@@ -320,7 +349,7 @@ timed() {
 	local f=$1 t0 t1
 	shift
 	t0=$EPOCHREALTIME
-	if timeout 30 "$@" >"$work/timed.out" 2>&1; then
+	if waited timeout 30 "$@" >"$work/timed.out" 2>&1; then
 		t1=$EPOCHREALTIME
 		echo $(((${t1/./} - ${t0/./}) / 1000)) >>"$f"
 	else
@@ -382,7 +411,7 @@ git -C "$src" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
 	echo
 	echo "Written by \`bench/compat.sh\` (\`make bench-compat\`), started $started."
 	echo
-	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run"
+	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it"
 	echo "- source: $rev, build type $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
 	echo "- Debian programs: perftest $(ver perftest), qperf $(ver qperf), rping of rdmacm-utils $(ver rdmacm-utils), each through \`uiwarp-run\` with LD_BIND_NOW=1"
 	echo "- all over 127.0.0.1, MPA revision 2 with CRC (the defaults of both sides); every figure the median of $rounds runs, the drop-in and the native run alternating"
@@ -446,7 +475,9 @@ git -C "$src" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
 	echo "| rping's usage, no connection | $cstart |"
 	if [ -s "$work/failures" ]; then
 		echo
-		echo "## Points that gave no figure"
+		echo "## Runs that failed"
+		echo
+		echo "A run that printed its figure before it failed keeps its figure."
 		echo
 		cat "$work/failures"
 	fi
