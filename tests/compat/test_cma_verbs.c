@@ -76,6 +76,7 @@ struct end {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
+	bool own_pd;               /* not the SRQ's */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -118,7 +119,9 @@ static void end_verbs(struct end *e, struct ibv_context *verbs,
 {
 	struct ibv_qp_init_attr qa = { 0 };
 
-	e->pd = ibv_alloc_pd(verbs);
+	/* A QP and its SRQ share a PD (verbs: EINVAL otherwise). */
+	e->own_pd = !srq;
+	e->pd = srq ? srq->pd : ibv_alloc_pd(verbs);
 	assert_non_null(e->pd);
 	e->cc = ibv_create_comp_channel(verbs);
 	assert_non_null(e->cc);
@@ -151,7 +154,8 @@ static void end_free(struct end *e)
 	assert_int_equal(ibv_dereg_mr(e->mr), 0);
 	assert_int_equal(ibv_destroy_cq(e->cq), 0);
 	assert_int_equal(ibv_destroy_comp_channel(e->cc), 0);
-	assert_int_equal(ibv_dealloc_pd(e->pd), 0);
+	if (e->own_pd)
+		assert_int_equal(ibv_dealloc_pd(e->pd), 0);
 	assert_int_equal(rdma_destroy_id(e->id), 0);
 	if (e->ch)
 		rdma_destroy_event_channel(e->ch);
@@ -939,6 +943,13 @@ static void test_env_mpa_rev(void **state)
 	client_prepare(&c, s.port, 0);
 	assert_int_equal(rdma_connect(c.id, NULL), -1);
 	assert_int_equal(errno, EINVAL);
+	/* Peer-to-peer mode (on by default, given way to under revision
+	 * 1) asked for with revision 1: refused, RFC 6581 §9.2. */
+	setenv("UIWARP_MPA_REV", "1", 1);
+	setenv("UIWARP_P2P", "1", 1);
+	assert_int_equal(rdma_connect(c.id, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	unsetenv("UIWARP_P2P");
 	setenv("UIWARP_MPA_REV", "2", 1);
 	setenv("UIWARP_RTR", "write,bogus", 1);
 	assert_int_equal(rdma_connect(c.id, NULL), -1);
