@@ -184,38 +184,66 @@ static void test_cq_overflow(void **state)
 
 /* ---- uiw_qp_set_error ---------------------------------------------- */
 
+/* An unconnected QP of its own device, PD and CQs (idle_free ends it). */
+struct idle {
+	struct uiw_device *dev;
+	struct uiw_pd *pd;
+	struct uiw_cq *scq, *rcq;
+	struct uiw_qp *qp;
+};
+
+static void idle_open(struct idle *x, uint32_t depth, int flush_in_error)
+{
+	struct uiw_qp_init_attr ia;
+
+	x->dev = uiw_device_open(NULL);
+	assert_non_null(x->dev);
+	x->pd = uiw_pd_alloc(x->dev);
+	x->scq = uiw_cq_create(x->dev, 16);
+	x->rcq = uiw_cq_create(x->dev, 16);
+	assert_non_null(x->pd);
+	assert_non_null(x->scq);
+	assert_non_null(x->rcq);
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = x->scq;
+	ia.recv_cq = x->rcq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = depth;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.flush_in_error = flush_in_error;
+	x->qp = uiw_qp_create(x->pd, &ia);
+	assert_non_null(x->qp);
+}
+
+static void idle_free(struct idle *x)
+{
+	assert_int_equal(uiw_qp_destroy(x->qp), 0);
+	assert_int_equal(uiw_cq_destroy(x->scq), 0);
+	assert_int_equal(uiw_cq_destroy(x->rcq), 0);
+	assert_int_equal(uiw_pd_free(x->pd), 0);
+	assert_int_equal(uiw_device_close(x->dev), 0);
+}
+
 /* flush_in_error (the verbs' rule): in Error, posts complete at once,
  * flushed, each once and in order; a request that could not be posted
  * in RTS still fails, with bad_wr on it. */
 static void test_flush_in_error(void **state)
 {
-	struct uiw_device *dev = uiw_device_open(NULL);
-	struct uiw_qp_init_attr ia;
 	struct uiw_sge bad_sge = { .addr = 1, .length = 8, .lkey = 0x12345 };
 	struct uiw_send_wr sw[3], *sbad;
 	struct uiw_recv_wr rw[3], *rbad;
 	struct uiw_wc wc[8];
-	struct uiw_pd *pd;
+	struct idle x;
+	struct uiw_device *dev;
 	struct uiw_cq *scq, *rcq;
 	struct uiw_qp *qp;
 	int i;
 
 	(void)state;
-	assert_non_null(dev);
-	pd = uiw_pd_alloc(dev);
-	scq = uiw_cq_create(dev, 16);
-	rcq = uiw_cq_create(dev, 16);
-	assert_non_null(pd);
-	assert_non_null(scq);
-	assert_non_null(rcq);
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = scq;
-	ia.recv_cq = rcq;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = 2;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	ia.flush_in_error = 1;
-	qp = uiw_qp_create(pd, &ia);
-	assert_non_null(qp);
+	idle_open(&x, 2, 1);
+	dev = x.dev;
+	qp = x.qp;
+	scq = x.scq;
+	rcq = x.rcq;
 	assert_int_equal(uiw_qp_set_error(qp), 0);
 	/* More than the queues hold: nothing stays queued in Error. */
 	memset(sw, 0, sizeof(sw));
@@ -258,11 +286,7 @@ static void test_flush_in_error(void **state)
 	assert_int_equal(uiw_cq_poll(rcq, 8, wc), 1);
 	assert_int_equal(wc[0].wr_id, 400);
 	LBU_OK(lbu_no_async_event(dev, "after flushed posts"));
-	assert_int_equal(uiw_qp_destroy(qp), 0);
-	assert_int_equal(uiw_cq_destroy(scq), 0);
-	assert_int_equal(uiw_cq_destroy(rcq), 0);
-	assert_int_equal(uiw_pd_free(pd), 0);
-	assert_int_equal(uiw_device_close(dev), 0);
+	idle_free(&x);
 }
 
 /* Completions of wr_ids base .. base + n - 1 on cq, each exactly once
@@ -293,31 +317,22 @@ static void check_once(struct uiw_cq *cq, uint64_t base, int n,
 /* In Idle: what was posted completes flushed, once; posts then fail. */
 static void test_set_error_idle(void **state)
 {
-	struct uiw_device *dev = uiw_device_open(NULL);
-	struct uiw_qp_init_attr ia;
 	struct uiw_qp_attr qa;
 	struct uiw_send_wr sw = { .opcode = UIW_WR_SEND,
 				  .send_flags = UIW_SEND_SIGNALED }, *sbad;
 	struct uiw_recv_wr rw = { 0 }, *rbad;
-	struct uiw_pd *pd;
+	struct idle x;
+	struct uiw_device *dev;
 	struct uiw_cq *scq, *rcq;
 	struct uiw_qp *qp;
 	int i;
 
 	(void)state;
-	assert_non_null(dev);
-	pd = uiw_pd_alloc(dev);
-	scq = uiw_cq_create(dev, 16);
-	rcq = uiw_cq_create(dev, 16);
-	assert_non_null(pd);
-	assert_non_null(scq);
-	assert_non_null(rcq);
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = scq;
-	ia.recv_cq = rcq;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
-	qp = uiw_qp_create(pd, &ia);
-	assert_non_null(qp);
+	idle_open(&x, 4, 0);
+	dev = x.dev;
+	qp = x.qp;
+	scq = x.scq;
+	rcq = x.rcq;
 	for (i = 0; i < 3; i++) {
 		sw.wr_id = 100 + (uint64_t)i;
 		assert_int_equal(uiw_post_send(qp, &sw, &sbad), 0);
@@ -340,11 +355,7 @@ static void test_set_error_idle(void **state)
 	/* Not an error of the stack: no event. */
 	LBU_OK(lbu_no_async_event(dev, "after uiw_qp_set_error"));
 	assert_int_equal(uiw_qp_set_error(NULL), -EINVAL);
-	assert_int_equal(uiw_qp_destroy(qp), 0);
-	assert_int_equal(uiw_cq_destroy(scq), 0);
-	assert_int_equal(uiw_cq_destroy(rcq), 0);
-	assert_int_equal(uiw_pd_free(pd), 0);
-	assert_int_equal(uiw_device_close(dev), 0);
+	idle_free(&x);
 }
 
 /* In RTS with Writes in flight and receives posted at both ends: each
