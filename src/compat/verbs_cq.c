@@ -8,6 +8,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -239,6 +240,9 @@ static void vc_wc(struct ibv_wc *d, const struct uiw_wc *s)
 	d->dlid_path_bits = 0;
 }
 
+/* Empty polls in a row after which ibv_poll_cq yields the CPU once. */
+#define VC_SPIN_YIELD 64
+
 int vc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct uiw_cq *ucq = ((struct vc_cq *)cq)->ucq;
@@ -260,6 +264,15 @@ int vc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		done += k;
 		if (k < want)
 			break;
+	}
+	/* Verbs programs spin on an empty CQ while uiwarp's progress
+	 * thread does the work that fills it: a spinner that has found
+	 * nothing many times in a row lets it run on this CPU. */
+	if (done == 0) {
+		static __thread unsigned empty;
+
+		if (++empty % VC_SPIN_YIELD == 0)
+			sched_yield();
 	}
 	return done;
 }
