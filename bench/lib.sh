@@ -1,6 +1,7 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
-# bench/ab.sh, bench/sctp.sh) and tests/tools/test_sctpraw.sh; sourced,
-# not run.
+# bench/ab.sh, bench/sctp.sh, bench/siw_start_delay.sh),
+# tests/tools/test_sctpraw.sh and tests/interop/test_siw_stock.sh;
+# sourced, not run.
 
 # med(a, k): the median (the lower middle) of a[1..k], which it sorts;
 # for awk programs, which may not have asort (mawk).  Prepend it to a
@@ -16,10 +17,10 @@ awk_med='
 	}
 '
 
-# wait_listen PORT: returns once something listens on TCP PORT (up to
-# 5 s; 1 if nothing did).
+# wait_listen PORT [SECONDS]: returns once something listens on TCP PORT
+# (up to SECONDS, 5 by default; 1 if nothing did).
 wait_listen() {
-	for _ in $(seq 100); do
+	for _ in $(seq $((${2:-5} * 20))); do
 		ss -ltnH "sport = :$1" 2>/dev/null | grep . > /dev/null && return 0
 		sleep 0.05
 	done
