@@ -49,6 +49,9 @@ struct uiw_device_attr {
 	uint32_t max_msg_size;
 	uint32_t max_private_data; /* MPA private data, octets */
 	uint32_t cap_flags;     /* UIW_DEV_CAP_* */
+	uint32_t max_srq;       /* shared receive queues */
+	uint32_t max_srq_wr;    /* buffers per SRQ */
+	uint32_t max_srq_sge;   /* SGEs per SRQ buffer */
 };
 
 /* uiwarp implements the whole of RFC 7306 and reports both flags.  A
@@ -400,8 +403,11 @@ struct uiw_recv_wr {
 };
 
 /* Moves a QP to Error at once (the verbs' modify to ERR): a connected
- * QP's stream is closed abortively, and every outstanding work request
- * completes once, flushed (UIW_WC_WR_FLUSH_ERR).  Returns 0 or -errno. */
+ * QP's stream is closed abortively (no Terminate), and every outstanding
+ * work request completes once, flushed (UIW_WC_WR_FLUSH_ERR).  Works in
+ * every state; on a QP in Error it does nothing.  It queues no
+ * QP_FATAL event (the consumer asked for it), but a QP with an SRQ gets
+ * UIW_EVENT_QP_LAST_WQE_REACHED.  Returns 0 or -errno. */
 int uiw_qp_set_error(struct uiw_qp *qp);
 
 /* ------------------------------------------------------------------ */
@@ -418,14 +424,21 @@ int uiw_qp_set_error(struct uiw_qp *qp);
  * The limit event (the verbs' IBV_EVENT_SRQ_LIMIT_REACHED): once armed
  * with a non-zero srq_limit, the first time the number of buffers in
  * the SRQ falls below it the device queues a UIW_EVENT_SRQ_LIMIT_REACHED
- * async event and disarms (srq_limit reads 0 again).
+ * async event and disarms (srq_limit reads 0 again).  The count is
+ * looked at when a QP takes a buffer: armed while already below, the
+ * event comes with the next buffer taken.
+ *
+ * Destroying a QP drops the buffers it had taken and not completed
+ * (without completions, as its other work requests).
  */
 struct uiw_srq_attr {
 	uint32_t max_wr;     /* buffers it holds (create: at least) */
 	uint32_t max_sge;    /* SGEs per buffer */
 	uint32_t srq_limit;  /* armed limit; 0: not armed */
 };
-/* attr is written back with the actual sizes. */
+/* max_wr 1..uiw_device_attr.max_srq_wr, max_sge up to max_srq_sge;
+ * srq_limit is not looked at (rdma-core 44 behaviour: arm with
+ * uiw_srq_arm).  attr is written back with the actual sizes. */
 struct uiw_srq *uiw_srq_create(struct uiw_pd *pd, struct uiw_srq_attr *attr,
 			       void *srq_context);
 int uiw_srq_destroy(struct uiw_srq *srq);   /* -EBUSY while QPs use it */
@@ -445,8 +458,13 @@ int uiw_post_srq_recv(struct uiw_srq *srq, struct uiw_recv_wr *wr,
  * events).  Each device queues at most UIW_ASYNC_EVENTS_MAX of them; when
  * full, the oldest is dropped (and counted in `lost` of the next one). */
 enum uiw_async_event_type {
-	UIW_EVENT_QP_FATAL = 1,       /* a QP left RTS for an error (qp) */
-	UIW_EVENT_QP_ACCESS_ERR,      /* ... for a protection error (qp) */
+	/* a QP left RTS for an error: a Terminate sent or received, the
+	 * LLP connection lost, a CQ overflow (qp) */
+	UIW_EVENT_QP_FATAL = 1,
+	/* ... for a protection error instead (RDMAP remote protection
+	 * errors, DDP tagged buffer errors: what completes as
+	 * UIW_WC_LOC_PROT_ERR or UIW_WC_REM_ACCESS_ERR) (qp) */
+	UIW_EVENT_QP_ACCESS_ERR,
 	UIW_EVENT_QP_LAST_WQE_REACHED, /* a QP with an SRQ left RTS: no
 					  more of its receives complete (qp) */
 	UIW_EVENT_SRQ_LIMIT_REACHED,  /* see uiw_srq_arm (srq) */
@@ -462,8 +480,10 @@ struct uiw_async_event {
 };
 /* A file descriptor readable while an async event is queued. */
 int uiw_device_async_fd(struct uiw_device *dev);
-/* Takes the oldest event.  timeout_ms: 0 non-blocking (-EAGAIN when
- * none), -1 blocks; -EINTR when a signal interrupts the wait. */
+/* Takes the oldest event.  timeout_ms: 0 non-blocking, -1 blocks;
+ * -EAGAIN when none came in time, -EINTR when a signal interrupts the
+ * wait.  An event names an object by pointer; destroying the object
+ * drops its events still queued. */
 int uiw_device_get_async_event(struct uiw_device *dev,
 			       struct uiw_async_event *ev, int timeout_ms);
 const char *uiw_async_event_str(enum uiw_async_event_type type);

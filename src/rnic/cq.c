@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "event.h"
 #include "rnic.h"
 #include "../rt/log.h"
 
@@ -70,6 +71,8 @@ int uiw_cq_destroy(struct uiw_cq *cq)
 		return uiw_error(EBUSY, "cq_destroy: %u QPs still use it",
 				 users);
 	dev = cq->dev;
+	/* No QP uses it: no event names it after this. */
+	uiw_async_forget(dev, cq);
 	close(cq->efd);
 	if (cq->pm_epfd >= 0) {
 		close(cq->pm_epfd);
@@ -213,8 +216,10 @@ bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
 		fire = cq_fire(cq, (wc->flags & UIW_WC_F_SOLICITED) ||
 				   wc->status != UIW_WC_SUCCESS);
 	} else if (!atomic_exchange(&cq->overflow, true)) {
-		/* Overflow is an error the consumer must see: wake it. */
+		/* Overflow is an error the consumer must see: wake it, and
+		 * say it once as the verbs' CQ error event. */
 		fire = cq_fire(cq, true);
+		uiw_async_push(cq->dev, UIW_EVENT_CQ_ERR, NULL, NULL, cq);
 	}
 	if (fire)
 		cq_signal(cq);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uiwarp/uiwarp.h>
 #include "mr.h"
+#include "event.h"
 
 /* Limits reported by uiw_device_query. */
 #define UIW_MAX_QP        4096
@@ -21,6 +22,8 @@
 #define UIW_DEFAULT_ORD   32
 #define UIW_MAX_INLINE    1024
 #define UIW_MAX_MSG_SIZE  0x80000000u
+#define UIW_MAX_SRQ       4096
+#define UIW_MAX_SRQ_WR    UIW_MAX_QP_WR
 
 struct uiw_qp;
 
@@ -28,10 +31,11 @@ struct uiw_device {
 	char name[32];
 	struct uiw_rt *rt;
 	pthread_mutex_t lock;       /* counts and the QP list */
-	unsigned n_pd, n_cq, n_qp, n_mr;
-	uint32_t next_qpn;
+	unsigned n_pd, n_cq, n_qp, n_mr, n_srq;
+	uint32_t next_qpn, next_srqn;
 	struct uiw_qp *qps;         /* linked by qp->dev_next */
 	struct uiw_mr_table mrt;
+	struct uiw_async_q aq;      /* async events (event.h) */
 };
 
 struct uiw_pd {

@@ -35,12 +35,21 @@ struct uiw_device *uiw_device_open(const char *name)
 		free(dev);
 		return uiw_error_null(ENOMEM, "device_open: out of memory");
 	}
+	ret = uiw_async_init(&dev->aq);
+	if (ret < 0) {
+		uiw_mr_table_fini(&dev->mrt);
+		free(dev);
+		return uiw_error_null(-ret, "device_open: async event queue: "
+				      "%s", strerror(-ret));
+	}
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->next_qpn = 1;
+	dev->next_srqn = 1;
 	dev->rt = uiw_rt_create(dev->name);
 	if (!dev->rt) {
 		int e = errno ? errno : ENOMEM;
 
+		uiw_async_fini(&dev->aq);
 		uiw_mr_table_fini(&dev->mrt);
 		pthread_mutex_destroy(&dev->lock);
 		free(dev);
@@ -56,11 +65,11 @@ int uiw_device_close(struct uiw_device *dev)
 	if (!dev)
 		return uiw_error(EINVAL, "device_close: no device");
 	pthread_mutex_lock(&dev->lock);
-	if (dev->n_pd || dev->n_cq || dev->n_qp || dev->n_mr) {
+	if (dev->n_pd || dev->n_cq || dev->n_qp || dev->n_mr || dev->n_srq) {
 		int ret = uiw_error(EBUSY, "device_close: %s still has %u PDs, "
-				    "%u CQs, %u QPs, %u MRs", dev->name,
-				    dev->n_pd, dev->n_cq, dev->n_qp,
-				    dev->n_mr);
+				    "%u CQs, %u QPs, %u SRQs, %u MRs",
+				    dev->name, dev->n_pd, dev->n_cq, dev->n_qp,
+				    dev->n_srq, dev->n_mr);
 
 		pthread_mutex_unlock(&dev->lock);
 		return ret;
@@ -70,6 +79,7 @@ int uiw_device_close(struct uiw_device *dev)
 		return uiw_error(EBUSY, "device_close: %s: connection manager "
 				 "objects remain", dev->name);
 	uiw_rt_destroy(dev->rt);
+	uiw_async_fini(&dev->aq);
 	uiw_mr_table_fini(&dev->mrt);
 	pthread_mutex_destroy(&dev->lock);
 	UIW_DBG(1, "device %s closed", dev->name);
@@ -95,6 +105,9 @@ int uiw_device_query(struct uiw_device *dev, struct uiw_device_attr *attr)
 	attr->max_private_data = 512;
 	/* RFC 7306: atomics and immediate data (atomic.c) */
 	attr->cap_flags = UIW_DEV_CAP_ATOMIC | UIW_DEV_CAP_IMM_DATA;
+	attr->max_srq = UIW_MAX_SRQ;
+	attr->max_srq_wr = UIW_MAX_SRQ_WR;
+	attr->max_srq_sge = UIW_MAX_SGE;
 	return 0;
 }
 

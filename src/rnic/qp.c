@@ -26,6 +26,8 @@
 
 #include "cq.h"
 #include "dev.h"
+#include "event.h"
+#include "srq.h"
 #include "../rt/log.h"
 
 /* The QP whose LLP callback this thread is running (detach from inside
@@ -134,7 +136,7 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 	if (qp->msg.kind == UIW_MSG_SQ)
 		qp->msg.kind = UIW_MSG_NONE;
 
-	for (c = qp->rq_head; c != qp->rq_tail; c++) {
+	for (c = qp->rq.head; c != qp->rq.tail; c++) {
 		struct uiw_rq_slot *r = uiw_rq_at(qp, c);
 		struct uiw_wc wc = {
 			.wr_id = r->wr_id,
@@ -146,7 +148,12 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 
 		uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
 	}
-	qp->rq_head = qp->rq_tail;
+	qp->rq.head = qp->rq.tail;
+	/* With an SRQ: the buffers it took are flushed, the others stay;
+	 * no more of its receives complete (the verbs' last WQE event). */
+	if (qp->srq)
+		uiw_async_push(qp->dev, UIW_EVENT_QP_LAST_WQE_REACHED, qp, NULL,
+			       NULL);
 }
 
 static void qp_set_cause(struct uiw_qp *qp, uiw_err_t err, int origin,
@@ -231,8 +238,15 @@ void uiw_qp_fail(struct uiw_qp *qp, const struct uiw_fail *f,
 	qp->rx.stopped = true;
 	UIW_DBG(2, "qp %u: %s", qp->qpn, qp->term_msg);
 	uiw_tx_abort(qp);
-	status = f->status >= 0 ? f->status :
-		 uiw_err_wc_status(f->err, f->origin == UIW_TERM_REMOTE);
+	/* The async event: an access error when the error's completion
+	 * status (the one table, err.c) is a protection error's. */
+	status = uiw_err_wc_status(f->err, f->origin == UIW_TERM_REMOTE);
+	uiw_async_push(qp->dev, status == UIW_WC_LOC_PROT_ERR ||
+		       status == UIW_WC_REM_ACCESS_ERR ?
+		       UIW_EVENT_QP_ACCESS_ERR : UIW_EVENT_QP_FATAL, qp, NULL,
+		       NULL);
+	if (f->status >= 0)
+		status = f->status;
 	qp_flush(qp, f->sq_idx, f->rq_idx, status, act);
 }
 
@@ -422,10 +436,7 @@ static void qp_free_mem(struct uiw_qp *qp)
 		free(qp->sq[0].inline_buf);
 		free(qp->sq);
 	}
-	if (qp->rq) {
-		free(qp->rq[0].sge);
-		free(qp->rq);
-	}
+	uiw_rq_ring_free(&qp->rq);
 	free(qp->orq);
 	free(qp->irq);
 	free(qp->seg);
@@ -442,22 +453,26 @@ static void qp_free_mem(struct uiw_qp *qp)
 static int qp_alloc_mem(struct uiw_qp *qp)
 {
 	uint32_t ns = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
-	uint32_t nr = qp->cap.max_recv_sge ? qp->cap.max_recv_sge : 1;
 	size_t inl = qp->cap.max_inline_data;
 	struct iovec *src;
-	struct uiw_sge *sge, *rsge;
+	struct uiw_sge *sge;
 	struct uiw_mr_entry **hold;
 	uint8_t *ib = NULL;
 	uint32_t i;
 
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
 	qp->orq_cap = UIW_MAX_ORD;
 	qp->orq = calloc(qp->orq_cap, sizeof(*qp->orq));
 	qp->seg = calloc(UIW_TX_SEGS, sizeof(*qp->seg));
-	qp->rx.holds_cap = nr + 1;
+	/* With an SRQ: room for the buffers taken from it (srq.h). */
+	if (uiw_rq_ring_alloc(&qp->rq, qp->srq ?
+			      uiw_srq_qp_ring(qp->srq, false) :
+			      qp->cap.max_recv_wr, qp->srq ?
+			      qp->srq->max_sge : qp->cap.max_recv_sge) < 0)
+		return -ENOMEM;
+	qp->rx.holds_cap = qp->rq.nsge + 1;
 	qp->rx.holds = calloc(qp->rx.holds_cap, sizeof(*qp->rx.holds));
-	if (!qp->sq || !qp->rq || !qp->orq || !qp->seg || !qp->rx.holds)
+	if (!qp->sq || !qp->orq || !qp->seg || !qp->rx.holds)
 		return -ENOMEM;
 	src = calloc((size_t)qp->sq_size * ns, sizeof(*src));
 	sge = calloc((size_t)qp->sq_size * ns, sizeof(*sge));
@@ -479,21 +494,23 @@ static int qp_alloc_mem(struct uiw_qp *qp)
 		if (inl)
 			s->inline_buf = ib + (size_t)i * inl;
 	}
-	rsge = calloc((size_t)qp->rq_size * nr, sizeof(*rsge));
-	qp->rq[0].sge = rsge;
-	if (!rsge)
-		return -ENOMEM;
-	for (i = 0; i < qp->rq_size; i++)
-		qp->rq[i].sge = rsge + (size_t)i * nr;
 	return 0;
 }
 
 /* At attach (the QP is Idle, nothing in flight): the inbound Read queue
  * for the negotiated IRD (entries stay until their Response is sent: up
- * to IRD not yet built, plus one per segment in flight). */
+ * to IRD not yet built, plus one per segment in flight); with an SRQ the
+ * RQ ring the framing needs (srq.h; empty while Idle). */
 static int qp_attach_mem(struct uiw_qp *qp, const struct uiw_llp_params *lp)
 {
 	uint32_t cap = lp->ird + UIW_TX_SEGS;
+
+	uint32_t rq = qp->srq ? uiw_srq_qp_ring(qp->srq, lp->unordered) :
+		      qp->rq.size;
+
+	if (rq != qp->rq.size &&
+	    uiw_rq_ring_alloc(&qp->rq, rq, qp->rq.nsge) < 0)
+		return -ENOMEM;
 
 	if (qp->irq_cap < cap) {
 		struct uiw_irq_ent *irq = calloc(cap, sizeof(*irq));
@@ -524,14 +541,27 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	if (attr->send_cq->dev != dev || attr->recv_cq->dev != dev)
 		return uiw_error_null(EINVAL, "qp_create: CQ of another "
 				      "device");
+	/* With an SRQ the receive capabilities are not looked at. */
 	if (c->max_send_wr < 1 || c->max_send_wr > UIW_MAX_QP_WR ||
-	    c->max_recv_wr < 1 || c->max_recv_wr > UIW_MAX_QP_WR)
+	    (!attr->srq && (c->max_recv_wr < 1 ||
+			    c->max_recv_wr > UIW_MAX_QP_WR)))
 		return uiw_error_null(EINVAL, "qp_create: max_send_wr and "
 				      "max_recv_wr must be 1..%u",
 				      UIW_MAX_QP_WR);
-	if (c->max_send_sge > UIW_MAX_SGE || c->max_recv_sge > UIW_MAX_SGE)
+	if (c->max_send_sge > UIW_MAX_SGE ||
+	    (!attr->srq && c->max_recv_sge > UIW_MAX_SGE))
 		return uiw_error_null(EINVAL, "qp_create: at most %u SGEs",
 				      UIW_MAX_SGE);
+	if (attr->srq && attr->srq->pd != pd)
+		return uiw_error_null(EINVAL, "qp_create: srq %u is in "
+				      "another protection domain",
+				      attr->srq->srqn);
+	if (attr->read_sink_access & ~(unsigned)(UIW_ACCESS_LOCAL_WRITE |
+	    UIW_ACCESS_REMOTE_WRITE | UIW_ACCESS_REMOTE_READ |
+	    UIW_ACCESS_REMOTE_ATOMIC))
+		return uiw_error_null(EINVAL, "qp_create: unknown access bits "
+				      "0x%x in read_sink_access",
+				      attr->read_sink_access);
 	if (c->max_inline_data > UIW_MAX_INLINE)
 		return uiw_error_null(EINVAL, "qp_create: max_inline_data "
 				      "above %u", UIW_MAX_INLINE);
@@ -545,8 +575,12 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	qp->context = attr->qp_context;
 	qp->cap = *c;
 	qp->sq_sig_all = attr->sq_sig_all;
+	qp->read_sink_access = attr->read_sink_access;
 	qp->sq_size = c->max_send_wr;
-	qp->rq_size = c->max_recv_wr;
+	if (attr->srq) {
+		qp->srq = attr->srq;
+		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;
+	}
 	if (qp_alloc_mem(qp) < 0) {
 		qp_free_mem(qp);
 		return uiw_error_null(ENOMEM, "qp_create: out of memory");
@@ -579,6 +613,8 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	atomic_fetch_add(&pd->qps, 1);
 	atomic_fetch_add(&qp->scq->users, 1);
 	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, 1);
 	UIW_DBG(3, "qp %u created", qp->qpn);
 	return qp;
 }
@@ -592,7 +628,7 @@ static void qp_discard(struct uiw_qp *qp)
 	for (c = qp->sq_head; c != qp->sq_tail; c++)
 		uiw_sq_at(qp, c)->state = UIW_SQ_FREE;
 	qp->sq_head = qp->sq_next = qp->sq_tail;
-	qp->rq_head = qp->rq_tail;
+	qp->rq.head = qp->rq.tail;
 	qp->orq_count = 0;
 	uiw_ext_flush(qp);
 }
@@ -640,6 +676,11 @@ int uiw_qp_destroy(struct uiw_qp *qp)
 	atomic_fetch_sub(&qp->pd->qps, 1);
 	atomic_fetch_sub(&qp->scq->users, 1);
 	atomic_fetch_sub(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&qp->srq->users, 1);
+	/* Detached and off the device's list: nothing queues an event
+	 * naming it any more. */
+	uiw_async_forget(dev, qp);
 	pthread_mutex_destroy(&qp->lock);
 	pthread_cond_destroy(&qp->cond);
 	UIW_DBG(3, "qp %u destroyed", qp->qpn);
@@ -740,7 +781,9 @@ static int sq_post_sgl(struct uiw_qp *qp, const struct uiw_send_wr *wr,
 		return 0;
 	}
 	/* Local SGEs: a valid lkey of this PD covering the range; a sink
-	 * (an RDMA Read's, an atomic's result) needs local write access. */
+	 * (an RDMA Read's, an atomic's result) needs local write access,
+	 * and an RDMA Read's what the QP asks besides (read_sink_access:
+	 * the verbs layer asks for remote write, as iWARP devices do). */
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct uiw_sge *g = &wr->sg_list[i];
 		enum uiw_mr_check c;
@@ -751,6 +794,16 @@ static int sq_post_sgl(struct uiw_qp *qp, const struct uiw_send_wr *wr,
 				 w->sgl == UIW_WR_SGL_SINK ?
 				 UIW_ACCESS_LOCAL_WRITE : 0,
 				 g->addr, g->length);
+		if (c == UIW_MRC_OK && w->read_sink && qp->read_sink_access &&
+		    uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
+				 qp->read_sink_access, g->addr,
+				 g->length) != UIW_MRC_OK)
+			return uiw_error(EINVAL, "qp %u: SGE %d (lkey 0x%08x): "
+					 "the RDMA Read's sink lacks %s access "
+					 "(read_sink_access 0x%x)", qp->qpn, i,
+					 g->lkey, qp->read_sink_access &
+					 UIW_ACCESS_REMOTE_WRITE ?
+					 "remote write" : "the", qp->read_sink_access);
 		if (c != UIW_MRC_OK)
 			return uiw_error(EINVAL, "qp %u: SGE %d (lkey 0x%08x, "
 					 "0x%llx+%u): %s", qp->qpn, i, g->lkey,
@@ -909,76 +962,29 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 	return ret;
 }
 
-static int rq_post_one(struct uiw_qp *qp, const struct uiw_recv_wr *wr)
-{
-	struct uiw_rq_slot *r;
-	uint64_t total = 0;
-	int i, ret;
-
-	ret = post_check_state(qp, "receive");
-	if (ret)
-		return ret;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
-		return uiw_error(EINVAL, "qp %u: %d SGEs, the QP takes at "
-				 "most %u", qp->qpn, wr->num_sge,
-				 qp->cap.max_recv_sge);
-	if (wr->num_sge > 0 && !wr->sg_list)
-		return uiw_error(EINVAL, "qp %u: num_sge %d without sg_list",
-				 qp->qpn, wr->num_sge);
-	if (qp->rq_tail - qp->rq_head >= qp->rq_size)
-		return uiw_error(ENOMEM, "qp %u: receive queue full (%u WRs)",
-				 qp->qpn, qp->rq_size);
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct uiw_sge *g = &wr->sg_list[i];
-		enum uiw_mr_check c;
-
-		total += g->length;
-		if (g->length == 0)
-			continue;
-		/* A receive buffer is written: local write access. */
-		c = uiw_mr_check(&qp->dev->mrt, g->lkey, qp->pd,
-				 UIW_ACCESS_LOCAL_WRITE, g->addr, g->length);
-		if (c != UIW_MRC_OK)
-			return uiw_error(EINVAL, "qp %u: receive SGE %d (lkey "
-					 "0x%08x, 0x%llx+%u): %s", qp->qpn, i,
-					 g->lkey, (unsigned long long)g->addr,
-					 g->length, uiw_mr_check_str(c));
-	}
-	if (total > UIW_MAX_MSG_SIZE)
-		return uiw_error(EINVAL, "qp %u: receive buffer of %llu "
-				 "octets, at most %u", qp->qpn,
-				 (unsigned long long)total, UIW_MAX_MSG_SIZE);
-	r = uiw_rq_at(qp, qp->rq_tail);
-	r->wr_id = wr->wr_id;
-	r->num_sge = (uint32_t)wr->num_sge;
-	r->length = (uint32_t)total;
-	r->got = r->total = 0;
-	r->last = false;
-	r->cls = r->op = 0;
-	r->inv_stag = 0;
-	if (wr->num_sge)
-		memcpy(r->sge, wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*r->sge));
-	qp->rq_tail++;
-	return 0;
-}
-
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 		  struct uiw_recv_wr **bad_wr)
 {
-	int ret = 0;
+	int ret;
 
 	if (bad_wr)
 		*bad_wr = NULL;
 	if (!qp)
 		return uiw_error(EINVAL, "post_recv: no QP");
-	pthread_mutex_lock(&qp->lock);
-	for (; wr; wr = wr->next) {
-		ret = rq_post_one(qp, wr);
-		if (ret)
-			break;
+	if (qp->srq) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uiw_error(EINVAL, "qp %u: its receives come from srq "
+				 "%u: post them with uiw_post_srq_recv",
+				 qp->qpn, qp->srq->srqn);
 	}
-	if (ret && bad_wr)
+	pthread_mutex_lock(&qp->lock);
+	ret = post_check_state(qp, "receive");
+	if (ret == 0)
+		ret = uiw_rq_post(&qp->rq, qp->dev, qp->pd,
+				  qp->cap.max_recv_sge, "qp", qp->qpn, wr,
+				  bad_wr);
+	else if (bad_wr)
 		*bad_wr = wr;
 	pthread_mutex_unlock(&qp->lock);
 	return ret;
@@ -1101,9 +1107,9 @@ void uiw_qp_llp_detach(struct uiw_qp *qp, uiw_err_t err)
 			.send_term = false,
 			.sq_idx = qp_oldest_started(qp),
 			.rq_idx = uiw_rx_mid_seg(qp) &&
-				  qp->rq_head != qp->rq_tail &&
-				  uiw_rq_at(qp, qp->rq_head)->got ?
-				  (int64_t)qp->rq_head : -1,
+				  qp->rq.head != qp->rq.tail &&
+				  uiw_rq_at(qp, qp->rq.head)->got ?
+				  (int64_t)qp->rq.head : -1,
 			.status = -1,
 			.detail = "the LLP connection ended",
 		};
@@ -1145,6 +1151,50 @@ int uiw_qp_disconnect(struct uiw_qp *qp)
 	pthread_mutex_unlock(&qp->lock);
 	uiw_qp_act_run(qp, &act);
 	return ret;
+}
+
+/*
+ * The verbs' modify to ERR (rdma-core 44 behaviour: every outstanding
+ * work request completes flushed; no Terminate is sent).  A connected
+ * stream is reset as uiw_qp_destroy resets it; the framing detaches
+ * later and finds the QP in Error already.
+ */
+int uiw_qp_set_error(struct uiw_qp *qp)
+{
+	struct uiw_qp_act act = { 0 };
+	enum uiw_qp_state was;
+
+	if (!qp)
+		return uiw_error(EINVAL, "qp_set_error: no QP");
+	pthread_mutex_lock(&qp->lock);
+	was = qp->state;
+	if (was != UIW_QPS_ERROR) {
+		qp->state = UIW_QPS_ERROR;
+		qp->rx.stopped = true;
+		if (!qp->term_msg[0])
+			snprintf(qp->term_msg, sizeof(qp->term_msg),
+				 "moved to Error by uiw_qp_set_error in %s",
+				 qps(was));
+		if (qp->attached) {
+			/* Abortive: what is queued is not sent, a pending
+			 * Terminate included. */
+			qp->term_pending = false;
+			qp->close_called = true;
+			act.close = true;
+			act.abortive = true;
+		}
+		/* In Terminate every WR was flushed when it was entered. */
+		if (was != UIW_QPS_TERMINATE) {
+			uiw_tx_abort(qp);
+			qp_flush(qp, -1, -1, UIW_WC_WR_FLUSH_ERR, &act);
+		}
+		UIW_DBG(1, "qp %u: %s -> Error (uiw_qp_set_error)", qp->qpn,
+			qps(was));
+		uiw_qp_act_pin(qp, &act);
+	}
+	pthread_mutex_unlock(&qp->lock);
+	uiw_qp_act_run(qp, &act);
+	return 0;
 }
 
 void uiw_qp_llp_fin(struct uiw_qp *qp, bool mid_unit)

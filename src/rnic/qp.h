@@ -87,6 +87,14 @@ struct uiw_rq_slot {
 	struct uiw_sge *sge;        /* max_recv_sge */
 };
 
+/* A ring of receive buffers: a QP's RQ, an SRQ's (srq.h).  head
+ * (oldest) <= tail, free-running counters, slot = counter % size. */
+struct uiw_rq_ring {
+	struct uiw_rq_slot *slot;
+	uint32_t size, head, tail;
+	uint32_t nsge;              /* SGEs each slot holds */
+};
+
 /* ---- Inbound RDMA Read Requests (IRQ) ------------------------------------ */
 
 /* What an IRQ entry answers (tx.c builds the Response by its kind). */
@@ -219,6 +227,12 @@ struct uiw_qp {
 	uint32_t qpn;
 	struct uiw_qp_cap cap;
 	bool sq_sig_all;
+	/* Access an RDMA Read's sink needs beyond local write
+	 * (uiw_qp_init_attr.read_sink_access) */
+	unsigned read_sink_access;
+	/* Receives come from this SRQ (srq.h): they are moved into the RQ
+	 * ring below as messages need them. */
+	struct uiw_srq *srq;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;        /* detach and callbacks finished */
@@ -252,9 +266,9 @@ struct uiw_qp {
 	 * <= tail; free-running counters, slot = counter % size. */
 	struct uiw_sq_slot *sq;
 	uint32_t sq_size, sq_head, sq_next, sq_tail;
-	/* Receive queue */
-	struct uiw_rq_slot *rq;
-	uint32_t rq_size, rq_head, rq_tail;
+	/* Receive queue (with an SRQ: the buffers taken from it and not
+	 * yet completed) */
+	struct uiw_rq_ring rq;
 	/* Outstanding outbound Reads (ORD): SQ counters, oldest first */
 	uint32_t *orq;
 	uint32_t orq_cap, orq_head, orq_count;
@@ -326,12 +340,32 @@ static inline struct uiw_sq_slot *uiw_sq_at(struct uiw_qp *qp, uint32_t c)
 }
 static inline struct uiw_rq_slot *uiw_rq_at(struct uiw_qp *qp, uint32_t c)
 {
-	return &qp->rq[c % qp->rq_size];
+	return &qp->rq.slot[c % qp->rq.size];
 }
 static inline struct uiw_irq_ent *uiw_irq_at(struct uiw_qp *qp, uint32_t c)
 {
 	return &qp->irq[c % qp->irq_cap];
 }
+
+/* Receive rings, a QP's and an SRQ's (qp.c).  alloc: an empty ring
+ * of size slots of nsge SGEs each (at least one), in place of what r
+ * held; 0 or -ENOMEM. */
+int uiw_rq_ring_alloc(struct uiw_rq_ring *r, uint32_t size, uint32_t nsge);
+void uiw_rq_ring_free(struct uiw_rq_ring *r);
+/* Under the queue's lock: appends the receive work requests of the
+ * list, each checked as uiw_post_recv says (SGE count against max_sge,
+ * registrations of pd with local write access, size; -ENOMEM when the
+ * ring is full); who and num name the queue in messages ("qp", "srq"
+ * and its number).  On failure *bad_wr (if not NULL) is the first not
+ * appended. */
+int uiw_rq_post(struct uiw_rq_ring *r, struct uiw_device *dev,
+		struct uiw_pd *pd, uint32_t max_sge, const char *who,
+		uint32_t num, struct uiw_recv_wr *wr,
+		struct uiw_recv_wr **bad_wr);
+/* A slot holding a buffer not yet written. */
+void uiw_rq_slot_set(struct uiw_rq_slot *r, uint64_t wr_id,
+		     const struct uiw_sge *sge, uint32_t num_sge,
+		     uint32_t length);
 
 /* tx.c */
 void uiw_tx_reset(struct uiw_qp *qp);

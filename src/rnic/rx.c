@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "dev.h"
+#include "srq.h"
 #include "../rt/log.h"
 
 /* ---- The rows ------------------------------------------------------------ */
@@ -406,15 +407,17 @@ static void plan_scratch(struct uiw_rx *r, uint8_t *buf, uint32_t cap)
 }
 
 /* The receive buffer a queue 0 segment goes to (its counter), or -1:
- * in order the oldest; out of order the one its MSN selects. */
+ * in order the oldest; out of order the one its MSN selects.  With an
+ * SRQ the buffers up to that one are taken from it now (srq.h). */
 static int64_t rq_for(struct uiw_qp *qp)
 {
 	struct uiw_rx *r = &qp->rx;
 	uint32_t d = r->h.msn - r->msn[0];
+	uint32_t have = qp->rq.tail - qp->rq.head;
 
-	if (qp->rq_head + d == qp->rq_tail || d >= qp->rq_tail - qp->rq_head)
+	if (d >= have && (!qp->srq || !uiw_srq_take(qp, d + 1 - have)))
 		return -1;
-	return (int64_t)(qp->rq_head + d);
+	return (int64_t)(qp->rq.head + d);
 }
 
 /* Queue 0: Sends (RFC 5040 §5.3) and Immediate Data (RFC 7306 §6). */
@@ -961,8 +964,8 @@ static void q0_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 {
 	struct uiw_rx *r = &qp->rx;
 
-	while (qp->rq_head != qp->rq_tail && !r->stopped) {
-		struct uiw_rq_slot *q = uiw_rq_at(qp, qp->rq_head);
+	while (qp->rq.head != qp->rq.tail && !r->stopped) {
+		struct uiw_rq_slot *q = uiw_rq_at(qp, qp->rq.head);
 		const struct rdmap_row *row = &rdmap_rows[q->op & 15];
 		struct uiw_wc wc = { 0 };
 
@@ -1005,7 +1008,7 @@ static void q0_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 				&qp->dev->mrt, q->inv_stag, qp->pd);
 
 			if (c != UIW_MRC_OK) {
-				r->fail_rq = qp->rq_head;
+				r->fail_rq = qp->rq.head;
 				uiw_rx_fail_msg(qp, uiw_mr_check_err(c,
 						UIW_MRE_INVALIDATE), -1, act,
 						"Send with Invalidate of STag "
@@ -1016,7 +1019,7 @@ static void q0_complete(struct uiw_qp *qp, struct uiw_qp_act *act)
 			wc.flags |= UIW_WC_F_WITH_INV;
 			wc.invalidated_stag = q->inv_stag;
 		}
-		qp->rq_head++;
+		qp->rq.head++;
 		uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
 	}
 }

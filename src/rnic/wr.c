@@ -242,6 +242,7 @@ static const struct uiw_wr_row rows[] = {
 		.op = { { UIW_OP_READ_REQ, UIW_OP_READ_REQ }, NO_OP },
 		.msn_qn = UIW_QN_READ_REQ,
 		.ord = true,
+		.read_sink = true,
 		.sgl = UIW_WR_SGL_SINK,
 		.wc_opcode = UIW_WC_RDMA_READ,
 		.post_check = read_check,

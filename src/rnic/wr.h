@@ -60,6 +60,10 @@ struct uiw_wr_row {
 	 * §5.4 rule 7). */
 	bool ord;
 	bool masked_ok;      /* UIW_SEND_ATOMIC_MASKED applies */
+	/* Its sink is an RDMA Read's: the tagged buffer the peer's Read
+	 * Response writes (RFC 5040 §4.4), which needs the QP's
+	 * read_sink_access too (an atomic's result buffer does not). */
+	bool read_sink;
 	uint8_t sgl;         /* enum uiw_wr_sgl */
 	uint8_t wc_opcode;   /* enum uiw_wc_opcode of its completion */
 	/* Checks of this opcode beyond the common ones (state, flags, SGE

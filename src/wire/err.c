@@ -180,6 +180,11 @@ const char *uiw_term_cause_str(const struct uiw_term_cause *cause)
 				   cause->ecode));
 }
 
+/* The names of a public enum's values (a table indexed by value). */
+#define NAME_OF(names, v, unknown)					\
+	((unsigned)(v) < sizeof(names) / sizeof((names)[0]) &&		\
+	 (names)[(unsigned)(v)] ? (names)[(unsigned)(v)] : (unknown))
+
 const char *uiw_wc_status_str(enum uiw_wc_status status)
 {
 	static const char *const names[] = {
@@ -197,10 +202,7 @@ const char *uiw_wc_status_str(enum uiw_wc_status status)
 		[UIW_WC_GENERAL_ERR] = "general error",
 	};
 
-	if ((unsigned)status < sizeof(names) / sizeof(names[0]) &&
-	    names[status])
-		return names[status];
-	return "unknown status";
+	return NAME_OF(names, status, "unknown status");
 }
 
 const char *uiw_qp_state_str(enum uiw_qp_state state)
@@ -214,8 +216,18 @@ const char *uiw_qp_state_str(enum uiw_qp_state state)
 		[UIW_QPS_ERROR] = "Error",
 	};
 
-	if ((unsigned)state < sizeof(names) / sizeof(names[0]) &&
-	    names[state])
-		return names[state];
-	return "unknown state";
+	return NAME_OF(names, state, "unknown state");
+}
+
+const char *uiw_async_event_str(enum uiw_async_event_type type)
+{
+	static const char *const names[] = {
+		[UIW_EVENT_QP_FATAL] = "QP fatal error",
+		[UIW_EVENT_QP_ACCESS_ERR] = "QP access error",
+		[UIW_EVENT_QP_LAST_WQE_REACHED] = "QP last WQE reached",
+		[UIW_EVENT_SRQ_LIMIT_REACHED] = "SRQ limit reached",
+		[UIW_EVENT_CQ_ERR] = "CQ error",
+	};
+
+	return NAME_OF(names, type, "unknown event");
 }

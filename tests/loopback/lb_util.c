@@ -396,8 +396,9 @@ void lbu_opts_init(struct lbu_opts *o)
 }
 
 static int lbu_side_init(struct lbu_side *s, const char *name,
-			 struct uiw_device *dev, struct uiw_cq *scq,
-			 struct uiw_cq *rcq, const struct lbu_opts *o)
+			 struct uiw_device *dev, struct uiw_pd *pd,
+			 struct uiw_cq *scq, struct uiw_cq *rcq,
+			 struct uiw_srq *srq, const struct lbu_opts *o)
 {
 	struct uiw_qp_init_attr ia;
 	uint32_t sq = o->sq_depth ? o->sq_depth : 64;
@@ -414,10 +415,14 @@ static int lbu_side_init(struct lbu_side *s, const char *name,
 			return lbu_fail_api("uiw_device_open", errno);
 		s->own |= LBU_OWN_DEV;
 	}
-	s->pd = uiw_pd_alloc(s->dev);
-	if (!s->pd)
-		return lbu_fail_api("uiw_pd_alloc", errno);
-	s->own |= LBU_OWN_PD;
+	if (pd) {
+		s->pd = pd;
+	} else {
+		s->pd = uiw_pd_alloc(s->dev);
+		if (!s->pd)
+			return lbu_fail_api("uiw_pd_alloc", errno);
+		s->own |= LBU_OWN_PD;
+	}
 	if (scq) {
 		s->scq = scq;
 	} else {
@@ -443,6 +448,9 @@ static int lbu_side_init(struct lbu_side *s, const char *name,
 	ia.cap.max_recv_sge = sge;
 	ia.sq_sig_all = o->sq_sig_all;
 	ia.qp_context = s;
+	ia.srq = srq;
+	ia.read_sink_access = o->read_sink_access;
+	s->srq = srq;
 	s->qp = uiw_qp_create(s->pd, &ia);
 	if (!s->qp)
 		return lbu_fail_api("uiw_qp_create", errno);
@@ -471,6 +479,7 @@ static int lbu_side_free(struct lbu_side *s)
 			ret = lbu_fail_api("uiw_qp_destroy", rc);
 		s->qp = NULL;
 	}
+	s->srq = NULL;
 	while ((b = s->bufs) != NULL) {
 		rc = lbu_buf_free(s, b);
 		if (rc < 0 && !ret)
@@ -593,11 +602,11 @@ int lbu_pair_connect(struct lbu_pair *p, const struct lbu_opts *o)
 	int rc, crc, cm, sm;
 
 	memset(p, 0, sizeof(*p));
-	if (lbu_side_init(&p->srv, "server", o->srv_dev, o->srv_scq,
-			  o->srv_rcq, o) < 0)
+	if (lbu_side_init(&p->srv, "server", o->srv_dev, o->srv_pd,
+			  o->srv_scq, o->srv_rcq, o->srv_srq, o) < 0)
 		goto fail;
-	if (lbu_side_init(&p->cli, "client", o->cli_dev, o->cli_scq,
-			  o->cli_rcq, o) < 0)
+	if (lbu_side_init(&p->cli, "client", o->cli_dev, NULL, o->cli_scq,
+			  o->cli_rcq, NULL, o) < 0)
 		goto fail;
 	if (o->lst) {
 		p->lst = o->lst;
@@ -863,11 +872,13 @@ int lbu_post_recv(struct lbu_side *s, uint64_t wr_id, struct lbu_buf *b,
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	rc = uiw_post_recv(s->qp, &wr, &bad);
+	rc = s->srq ? uiw_post_srq_recv(s->srq, &wr, &bad) :
+		      uiw_post_recv(s->qp, &wr, &bad);
 	if (rc < 0)
-		return lbu_fail("%s: uiw_post_recv(wr_id %" PRIu64 ", %zu "
-				"octets): %s (%s)", s->name, wr_id, len,
-				strerror(-rc), uiw_last_error());
+		return lbu_fail("%s: %s(wr_id %" PRIu64 ", %zu octets): %s "
+				"(%s)", s->name, s->srq ? "uiw_post_srq_recv" :
+				"uiw_post_recv", wr_id, len, strerror(-rc),
+				uiw_last_error());
 	return 0;
 }
 
@@ -1046,6 +1057,50 @@ int lbu_cq_empty(struct uiw_cq *cq, const char *what)
 	if (r > 0)
 		return lbu_fail("%s: unexpected completion %s", what,
 				lbu_wc_str(&wc, d, sizeof(d)));
+	return 0;
+}
+
+int lbu_no_async_event(struct uiw_device *dev, const char *when)
+{
+	struct uiw_async_event ev;
+	int rc = uiw_device_get_async_event(dev, &ev, 0);
+
+	if (rc == 0)
+		return lbu_fail("%s: async event %s, expected none", when,
+				uiw_async_event_str(ev.type));
+	if (rc != -EAGAIN)
+		return lbu_fail("%s: uiw_device_get_async_event: %s (%s)",
+				when, strerror(-rc), uiw_last_error());
+	if (lbu_fd_readable(uiw_device_async_fd(dev), 0) != 0)
+		return lbu_fail("%s: the async event fd is readable with no "
+				"event queued", when);
+	return 0;
+}
+
+int lbu_expect_async_event(struct uiw_device *dev, int timeout_ms,
+			   enum uiw_async_event_type type, struct uiw_qp *qp,
+			   struct uiw_srq *srq, struct uiw_cq *cq)
+{
+	struct uiw_async_event ev;
+	int rc;
+
+	if (lbu_fd_readable(uiw_device_async_fd(dev), timeout_ms) != 1)
+		return lbu_fail("no async event (%s) within %d ms: the fd is "
+				"not readable", uiw_async_event_str(type),
+				timeout_ms);
+	rc = uiw_device_get_async_event(dev, &ev, 0);
+	if (rc != 0)
+		return lbu_fail("the async event fd is readable, but "
+				"uiw_device_get_async_event: %s (%s)",
+				strerror(-rc), uiw_last_error());
+	if (ev.type != type || ev.qp != qp || ev.srq != srq || ev.cq != cq ||
+	    ev.lost)
+		return lbu_fail("async event %s (qp %p srq %p cq %p lost %u), "
+				"expected %s (qp %p srq %p cq %p)",
+				uiw_async_event_str(ev.type), (void *)ev.qp,
+				(void *)ev.srq, (void *)ev.cq, ev.lost,
+				uiw_async_event_str(type), (void *)qp,
+				(void *)srq, (void *)cq);
 	return 0;
 }
 

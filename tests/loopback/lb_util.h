@@ -96,6 +96,7 @@ struct lbu_side {
 	struct uiw_qp *qp;
 	struct uiw_cm_channel *ch;      /* where this id's events arrive */
 	struct uiw_cm_id *id;
+	struct uiw_srq *srq;            /* its receives come from there */
 	struct lbu_buf *bufs;
 	unsigned own;                   /* LBU_OWN_*: what teardown frees */
 	/* Set by the CM event pump. */
@@ -131,6 +132,13 @@ struct lbu_opts {
 	struct uiw_device *cli_dev, *srv_dev;
 	struct lbu_listener *lst;       /* must be on srv_dev */
 	struct uiw_cq *cli_scq, *cli_rcq, *srv_scq, *srv_rcq;
+	/* The server's QP in this PD (of srv_dev), taking its receives
+	 * from srv_srq (of srv_pd) when set; lbu_post_recv then posts to
+	 * the SRQ. */
+	struct uiw_pd *srv_pd;
+	struct uiw_srq *srv_srq;
+	/* uiw_qp_init_attr.read_sink_access of both QPs. */
+	unsigned read_sink_access;
 	/* SCTP over UDP: the UDP port the client sends to (a relay's,
 	 * say); 0: the listener's (lbu_llp). */
 	uint16_t cli_udp_port;
@@ -178,7 +186,8 @@ uint64_t lbu_to(const struct lbu_buf *b, size_t off);
 /* ------------------------------------------------------------------ */
 /* Work requests                                                      */
 
-/* One receive of len octets at b->mem + off (len 0: no SGE). */
+/* One receive of len octets at b->mem + off (len 0: no SGE), to the
+ * side's SRQ if it has one. */
 int lbu_post_recv(struct lbu_side *s, uint64_t wr_id, struct lbu_buf *b,
 		  size_t off, size_t len);
 /* One send-queue work request with a single local SGE (none if len is
@@ -205,6 +214,15 @@ int lbu_cq_empty(struct uiw_cq *cq, const char *what);
 int lbu_fd_readable(int fd, int timeout_ms);
 /* A one-line description of a completion, for messages. */
 const char *lbu_wc_str(const struct uiw_wc *wc, char *buf, size_t len);
+
+/* Async events: fails unless the device has none queued (and its fd is
+ * not readable). */
+int lbu_no_async_event(struct uiw_device *dev, const char *when);
+/* Takes the next async event, waiting up to timeout_ms, and checks its
+ * type and the objects it names (lost must be 0). */
+int lbu_expect_async_event(struct uiw_device *dev, int timeout_ms,
+			   enum uiw_async_event_type type, struct uiw_qp *qp,
+			   struct uiw_srq *srq, struct uiw_cq *cq);
 
 /* ------------------------------------------------------------------ */
 /* Data                                                               */

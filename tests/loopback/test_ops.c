@@ -1057,6 +1057,74 @@ static void test_write_bad_stag(void **state)
 	LBU_OK(lbu_verify_byte(t->mem, 4096, CANARY, "target region"));
 }
 
+/* ------------------------------------------------------------------ */
+/* The Read sink's access (uiw_qp_init_attr.read_sink_access)         */
+
+/* A Read of n octets into sink: the completion, and the data. */
+static void read_into(struct lbu_pair *p, struct lbu_buf *src,
+		      struct lbu_buf *sink, uint64_t id, size_t n)
+{
+	memset(sink->mem, 0, n);
+	LBU_OK(lbu_post_send(&p->cli, id, UIW_WR_RDMA_READ, UIW_SEND_SIGNALED,
+			     sink, 0, n, lbu_to(src, 0), src->mr->rkey, 0));
+	LBU_OK(lbu_expect_wc(p->cli.scq, id, UIW_WC_SUCCESS, UIW_WC_RDMA_READ,
+			     NULL));
+	LBU_OK(lbu_verify(sink->mem, n, 77, "Read sink"));
+}
+
+static void test_read_sink_access(void **state)
+{
+	struct ctx *x = *state;
+	struct lbu_pair *p = &x->p;
+	struct lbu_buf *src, *lw, *rw, *word;
+	struct lbu_opts o;
+	struct uiw_wc wc;
+	const size_t n = 10000;
+	int rc;
+
+	lbu_opts_init(&o);
+	o.read_sink_access = UIW_ACCESS_REMOTE_WRITE;
+	connect_opts(x, &o);
+	src = lbu_buf_alloc(&p->srv, n, ACC_ALL | UIW_ACCESS_REMOTE_ATOMIC);
+	lw = lbu_buf_alloc(&p->cli, n, UIW_ACCESS_LOCAL_WRITE);
+	rw = lbu_buf_alloc(&p->cli, n, UIW_ACCESS_LOCAL_WRITE |
+			   UIW_ACCESS_REMOTE_WRITE);
+	word = lbu_buf_alloc(&p->cli, 8, UIW_ACCESS_LOCAL_WRITE);
+	LBU_NN(src);
+	LBU_NN(lw);
+	LBU_NN(rw);
+	LBU_NN(word);
+	lbu_fill(src->mem, n, 77);
+
+	/* The QP asks for remote write: a sink with local write only is
+	 * refused when posted, with a message that says why. */
+	rc = lbu_post_send(&p->cli, 1, UIW_WR_RDMA_READ, UIW_SEND_SIGNALED,
+			   lw, 0, n, lbu_to(src, 0), src->mr->rkey, 0);
+	assert_int_equal(rc, -1);
+	if (!strstr(uiw_last_error(), "lacks remote write access"))
+		fail_msg("message: %s", uiw_last_error());
+	LBU_OK(lbu_cq_empty(p->cli.scq, "after the refused Read"));
+	read_into(p, src, rw, 2, n);
+	/* An atomic's result buffer is not a Read's sink. */
+	LBU_OK(lbu_post_send(&p->cli, 3, UIW_WR_ATOMIC_FETCH_ADD,
+			     UIW_SEND_SIGNALED, word, 0, 8, lbu_to(src, 0),
+			     src->mr->rkey, 0));
+	LBU_OK(lbu_expect_wc(p->cli.scq, 3, UIW_WC_SUCCESS, UIW_WC_FETCH_ADD,
+			     &wc));
+	LBU_OK(lbu_pair_destroy(p));
+	x->connected = 0;
+
+	/* Without the flag the same sink takes the Read. */
+	lbu_opts_init(&o);
+	connect_opts(x, &o);
+	src = lbu_buf_alloc(&p->srv, n, ACC_ALL);
+	lw = lbu_buf_alloc(&p->cli, n, UIW_ACCESS_LOCAL_WRITE);
+	LBU_NN(src);
+	LBU_NN(lw);
+	lbu_fill(src->mem, n, 77);
+	read_into(p, src, lw, 4, n);
+}
+
 static void test_send_too_long(void **state)
 {
 	struct ctx *x = *state;
@@ -1374,6 +1442,7 @@ int main(void)
 	T(test_write_no_access);
 	T(test_write_bad_stag);
 	T(test_send_too_long);
+	T(test_read_sink_access);
 	T(test_cq_notify);
 	T(test_solicited_notify);
 	T(test_cq_poll_defer_send);

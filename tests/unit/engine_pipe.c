@@ -81,7 +81,7 @@ const struct uiw_llp_ops ep_ops = {
 /* ---- Set-up -------------------------------------------------------------- */
 
 static int side_open(struct ep_side *s, struct uiw_device *dev,
-		     const struct ep_cfg *cfg)
+		     const struct ep_cfg *cfg, uint32_t srq_wr)
 {
 	struct uiw_qp_init_attr qa;
 
@@ -101,6 +101,16 @@ static int side_open(struct ep_side *s, struct uiw_device *dev,
 	qa.cap.max_recv_sge = cfg->max_sge ? cfg->max_sge : 4;
 	qa.cap.max_inline_data = cfg->max_inline;
 	qa.sq_sig_all = 1;
+	if (srq_wr) {
+		struct uiw_srq_attr sa = {
+			.max_wr = srq_wr, .max_sge = qa.cap.max_recv_sge,
+		};
+
+		s->srq = uiw_srq_create(s->pd, &sa, NULL);
+		if (!s->srq)
+			return -1;
+		qa.srq = s->srq;
+	}
 	s->qp = uiw_qp_create(s->pd, &qa);
 	if (!s->qp)
 		return -1;
@@ -132,7 +142,8 @@ int ep_open_idle(struct ep_pipe *p, const struct ep_cfg *cfg)
 			return -1;
 		p->own_dev_b = true;
 	}
-	if (side_open(&p->a, da, cfg) || side_open(&p->b, db, cfg))
+	if (side_open(&p->a, da, cfg, 0) || side_open(&p->b, db, cfg,
+						       cfg->srq_b))
 		return -1;
 	p->b.mp.hold = cfg->hold_b;
 	return 0;
@@ -269,6 +280,8 @@ static int side_close(struct ep_side *s)
 
 	ep_side_detach(s, UIW_E_MPA_CLOSED);
 	if (s->qp && uiw_qp_destroy(s->qp))
+		bad++;
+	if (s->srq && uiw_srq_destroy(s->srq))
 		bad++;
 	if (s->cq && uiw_cq_destroy(s->cq))
 		bad++;

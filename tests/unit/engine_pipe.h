@@ -22,6 +22,7 @@ struct ep_side {
 	struct uiw_pd *pd;
 	struct uiw_cq *cq;          /* send and receive completions */
 	struct uiw_qp *qp;
+	struct uiw_srq *srq;        /* where qp's receives come from */
 	struct uiw_llp_params lp;   /* the engine's side of the attach */
 	struct uiw_mpa_params mp;   /* the framing's (crc, markers, hold) */
 	struct uiw_mpa mpa;         /* the MPA framing that carries qp */
@@ -62,6 +63,8 @@ struct ep_cfg {
 	uint32_t max_sge;           /* 0: 4 */
 	int cqe;                    /* 0: 1024 */
 	uint32_t max_inline;
+	uint32_t srq_b;             /* b's QP takes its receives from an SRQ
+				       of this many buffers (ep_side.srq) */
 };
 
 uint64_t ep_rand(uint64_t *s);

@@ -7,11 +7,15 @@
  *    TO, untagged ones by MO, and the message delivered only once all of
  *    it is placed (RFC 5041 §5.3, §5.4);
  *  - Sends delivered in MSN order, whatever order they complete in;
+ *    with a shared receive queue, a message that starts first takes the
+ *    buffers of those before it too (oldest to the lowest MSN), and a
+ *    QP moved to Error flushes only the buffers it took;
  *  - a segment whose length the framing learns only at its end (partial
  *    delivery): placement bounded by the region or buffer, and the
  *    Terminate its header would have drawn (framing.h); guard octets
  *    around every target prove that nothing else was written.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,10 +62,10 @@ static void feed(struct ep_pipe *p, struct ep_side *to, const struct rec *r,
 			 r->len);
 }
 
-static void open_pair(struct ep_pipe *p)
+/* srq_b: b's receives come from an SRQ of that many buffers. */
+static void open_pair_srq(struct ep_pipe *p, uint32_t srq_b)
 {
-	struct ep_cfg cfg = { .mulpdu = 512, .max_sge = 2 };
-
+	struct ep_cfg cfg = { .mulpdu = 512, .max_sge = 2, .srq_b = srq_b };
 	struct uiw_qp_attr a;
 
 	assert_int_equal(ep_framing(), EP_FR_MSG_UNORDERED);
@@ -70,6 +74,11 @@ static void open_pair(struct ep_pipe *p)
 	assert_int_equal(uiw_qp_query(p->b.qp, &a), 0);
 	assert_int_equal(a.llp, UIW_LLP_SCTP);
 	assert_false(a.crc || a.markers_tx || a.markers_rx);
+}
+
+static void open_pair(struct ep_pipe *p)
+{
+	open_pair_srq(p, 0);
 }
 
 static void cause_is(struct uiw_qp *qp, uiw_err_t e)
@@ -133,33 +142,77 @@ static void test_send_segments_out_of_order(void **state)
 	assert_int_equal(ep_close(&p), 0);
 }
 
+/* ---- Shared receive queues (srq.h) ---------------------------------- */
+
+static void srq_post(struct uiw_srq *srq, uint64_t id, struct ep_buf *b,
+		     uint32_t len)
+{
+	struct uiw_sge sge = { (uint64_t)(uintptr_t)b->p, len, b->mr->lkey };
+	struct uiw_recv_wr wr = { .wr_id = id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	assert_int_equal(uiw_post_srq_recv(srq, &wr, &bad), 0);
+}
+
+/* The SRQ holds room for exactly `room` more buffers. */
+static void srq_room(struct uiw_srq *srq, struct ep_buf *b, int room)
+{
+	int i;
+
+	for (i = 0; i < room; i++)
+		srq_post(srq, 90 + (uint64_t)i, b, 1);
+	{
+		struct uiw_recv_wr wr = { .wr_id = 99 }, *bad;
+
+		assert_int_equal(uiw_post_srq_recv(srq, &wr, &bad), -ENOMEM);
+	}
+}
+
+static void last_wqe(struct ep_side *s)
+{
+	struct uiw_async_event ev;
+
+	assert_int_equal(uiw_device_get_async_event(s->dev, &ev, 0), 0);
+	assert_int_equal(ev.type, UIW_EVENT_QP_LAST_WQE_REACHED);
+	assert_ptr_equal(ev.qp, s->qp);
+	assert_int_equal(uiw_device_get_async_event(s->dev, &ev, 0), -EAGAIN);
+}
+
 /* Two Sends: the second whole before the first: completions in MSN
- * order, each in its own buffer (RFC 5041 §5.3). */
-static void test_sends_msn_order(void **state)
+ * order, each in its own buffer (RFC 5041 §5.3).  With an SRQ (srq_b
+ * buffers) the second takes, oldest first, the buffers of both (the
+ * first goes to MSN 1); a third buffer stays in the SRQ when the QP goes
+ * to Error. */
+static void sends_msn_order(uint32_t srq_b)
 {
 	struct ep_pipe p;
-	struct ep_buf src, d1, d2;
+	struct ep_buf src, d1, d2, d3;
 	struct uiw_wc wc[4];
 	struct rec r[16];
-	int n;
 
-	(void)state;
-	open_pair(&p);
+	open_pair_srq(&p, srq_b);
 	assert_int_equal(ep_buf_reg(&src, p.a.pd, 1100, 0), 0);
 	assert_int_equal(ep_buf_reg(&d1, p.b.pd, 1000,
 				    UIW_ACCESS_LOCAL_WRITE), 0);
 	assert_int_equal(ep_buf_reg(&d2, p.b.pd, 1000,
 				    UIW_ACCESS_LOCAL_WRITE), 0);
+	assert_int_equal(ep_buf_reg(&d3, p.b.pd, 1000,
+				    UIW_ACCESS_LOCAL_WRITE), 0);
 	ep_fill(src.p, 1100, 9);
-	assert_int_equal(ep_post_recv(p.b.qp, 61, &d1, 0, 1000), 0);
-	assert_int_equal(ep_post_recv(p.b.qp, 62, &d2, 0, 1000), 0);
+	if (srq_b) {
+		srq_post(p.b.srq, 61, &d1, 1000);
+		srq_post(p.b.srq, 62, &d2, 1000);
+		srq_post(p.b.srq, 63, &d3, 1000);
+	} else {
+		assert_int_equal(ep_post_recv(p.b.qp, 61, &d1, 0, 1000), 0);
+		assert_int_equal(ep_post_recv(p.b.qp, 62, &d2, 0, 1000), 0);
+	}
 	assert_int_equal(ep_post_send(p.a.qp, 1, UIW_WR_SEND, 0, &src, 0,
 				      1000, 0, 0, 0), 0);
 	assert_int_equal(ep_post_send(p.a.qp, 2, UIW_WR_SEND, 0, &src, 1000,
 				      100, 0, 0, 0), 0);
 	ep_drain_tx(&p, &p.a);
-	n = records(&p.a, r, 16);
-	assert_int_equal(n, 4);      /* 3 segments, then 1 */
+	assert_int_equal(records(&p.a, r, 16), 4);  /* 3 segments, then 1 */
 	feed(&p, &p.b, &r[3], WHOLE);
 	feed(&p, &p.b, &r[1], WHOLE);
 	assert_int_equal(ep_poll(p.b.cq, wc, 4), 0);
@@ -174,9 +227,68 @@ static void test_sends_msn_order(void **state)
 	assert_memory_equal(d1.p, src.p, 1000);
 	assert_memory_equal(d2.p, src.p + 1000, 100);
 	p.a.q_len = 0;
+	if (srq_b) {
+		assert_true(all_are(d3.p, 1000, 0));
+		assert_int_equal(uiw_qp_set_error(p.b.qp), 0);
+		assert_int_equal(ep_poll(p.b.cq, wc, 4), 0);
+		last_wqe(&p.b);
+		srq_room(p.b.srq, &d3, 3);
+	}
 	ep_buf_free(&src);
 	ep_buf_free(&d1);
 	ep_buf_free(&d2);
+	ep_buf_free(&d3);
+	assert_int_equal(ep_close(&p), 0);
+}
+
+static void test_sends_msn_order(void **state)
+{
+	(void)state;
+	sends_msn_order(0);
+}
+
+static void test_srq_msn_order(void **state)
+{
+	(void)state;
+	sends_msn_order(4);
+}
+
+/* A QP that took a buffer for a message in progress goes to Error: that
+ * buffer completes flushed on its CQ, once; the others stay in the SRQ. */
+static void test_srq_flush_taken(void **state)
+{
+	struct ep_pipe p;
+	struct ep_buf src, d;
+	struct uiw_wc wc[4];
+	struct rec r[16];
+
+	(void)state;
+	open_pair_srq(&p, 4);
+	assert_int_equal(ep_buf_reg(&src, p.a.pd, 1000, 0), 0);
+	assert_int_equal(ep_buf_reg(&d, p.b.pd, 1000,
+				    UIW_ACCESS_LOCAL_WRITE), 0);
+	ep_fill(src.p, 1000, 3);
+	srq_post(p.b.srq, 71, &d, 1000);
+	srq_post(p.b.srq, 72, &d, 1000);
+	srq_post(p.b.srq, 73, &d, 1000);
+	assert_int_equal(ep_post_send(p.a.qp, 1, UIW_WR_SEND, 0, &src, 0,
+				      1000, 0, 0, 0), 0);
+	ep_drain_tx(&p, &p.a);
+	assert_int_equal(records(&p.a, r, 16), 3);
+	feed(&p, &p.b, &r[1], WHOLE);
+	assert_memory_equal(d.p + 494, src.p + 494, 494);
+	assert_int_equal(uiw_qp_set_error(p.b.qp), 0);
+	assert_int_equal(uiw_qp_set_error(p.b.qp), 0);
+	assert_int_equal(ep_poll(p.b.cq, wc, 4), 1);
+	assert_int_equal(wc[0].wr_id, 71);
+	assert_int_equal(wc[0].status, UIW_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[0].opcode, UIW_WC_RECV);
+	last_wqe(&p.b);
+	/* 72 and 73 are still there: room for two more. */
+	srq_room(p.b.srq, &d, 2);
+	p.a.q_len = 0;
+	ep_buf_free(&src);
+	ep_buf_free(&d);
 	assert_int_equal(ep_close(&p), 0);
 }
 
@@ -345,6 +457,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_segments_out_of_order),
 		cmocka_unit_test(test_sends_msn_order),
+		cmocka_unit_test(test_srq_msn_order),
+		cmocka_unit_test(test_srq_flush_taken),
 		cmocka_unit_test(test_tagged_out_of_order),
 		cmocka_unit_test(test_unknown_len_write_bounds),
 		cmocka_unit_test(test_unknown_len_send_too_long),
