@@ -5,4 +5,4 @@ set -euo pipefail
 exec bash "$(dirname "${BASH_SOURCE[0]}")/apt-ensure.sh" install-deps \
 	build-essential cmake pkg-config libisal-dev libcmocka-dev libusrsctp-dev tshark \
 	iproute2 procps clang libclang-rt-dev valgrind \
-	libibverbs-dev librdmacm-dev
+	libibverbs-dev librdmacm-dev librdmacm1 binutils

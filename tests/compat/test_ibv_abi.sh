@@ -101,7 +101,7 @@ for bin in /usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/rping \
 		show "$tmp/$name.ldd"
 		continue
 	fi
-	if grep -E "IBVERBS|libibverbs" "$tmp/$name.ldd" | grep -qiE "undefined symbol|not found"; then
+	if grep -E "IBVERBS|libibverbs" "$tmp/$name.ldd" | grep -iE "undefined symbol|not found" > /dev/null; then
 		bad "$name: libibverbs imports that do not resolve"
 		grep -E "IBVERBS|libibverbs" "$tmp/$name.ldd" | grep -iE "undefined|not found" | sed 's/^/  | /'
 	else
