@@ -9,7 +9,8 @@
 # FPDU that arrives in between unread (tests/interop/siw_lib.sh,
 # SIW_START_DELAY_MS): the connection hangs.  The initiator's wait after
 # the Reply (UIWARP_START_DELAY_MS, by default the constant
-# UIW_RDMA_DEFAULT_START_DELAY_MS of src/compat/cma*.c) closes that race.
+# UIW_RDMA_DEFAULT_START_DELAY_MS of include/uiwarp/rdma_option.h)
+# closes that race.
 #
 # 1. siw: one QEMU guest (tests/interop/guest.sh) with a persistent
 #    `rping -s -P` on siw; on the host, stock rping -c -C 1 through the
@@ -23,10 +24,11 @@
 #    with the default (UIWARP_START_DELAY_MS unset), taking turns; the
 #    time of each rping -c from start to exit.
 #
-# Variables (defaults): BUILD (build), CONNS (25), DELAYS ("0 25 50 100";
-# "default" means UIWARP_START_DELAY_MS unset), HANG_SECS (20),
-# LOOP_CONNS (20), BUSY (0: that many busy loops on the host during
-# the siw connections, a busier machine on purpose), CLIENT (rping; uiwarp-ping: uiwarp's own tool with
+# Variables (defaults): BUILD (build), CONNS (25), DELAYS ("0 2 10 25 50 100";
+# "default" means UIWARP_START_DELAY_MS unset), HANG_SECS (10),
+# LOOP_CONNS (20), BUSY ("0 2": part 1 once for each number, with that
+# many busy loops on the host meanwhile, a busier machine on purpose),
+# CLIENT (rping; uiwarp-ping: uiwarp's own tool with
 # --start-delay, which needs no drop-in), OUT (bench/siw-start-delay.md).
 # The outputs of the connections that did not complete stay in
 # $BUILD/siw-start-delay/.
@@ -35,10 +37,10 @@ set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${BUILD:-$src/build}" && pwd) || exit 1
 CONNS=${CONNS:-25}
-DELAYS=${DELAYS:-0 25 50 100}
-HANG_SECS=${HANG_SECS:-20}
+DELAYS=${DELAYS:-0 2 10 25 50 100}
+HANG_SECS=${HANG_SECS:-10}
 LOOP_CONNS=${LOOP_CONNS:-20}
-BUSY=${BUSY:-0}
+BUSY=${BUSY:-0 2}
 CLIENT=${CLIENT:-rping}
 OUT=${OUT:-$src/bench/siw-start-delay.md}
 
@@ -73,9 +75,9 @@ uiwarp-ping)
 	;;
 esac
 default=$(sed -n 's/^#define UIW_RDMA_DEFAULT_START_DELAY_MS[[:space:]]*\([0-9]*\).*/\1/p' \
-	"$src"/src/compat/cma*.c | head -n 1)
+	"$src"/include/uiwarp/*.h "$src"/src/compat/*.[ch] | head -n 1)
 [ -n "$default" ] || [ "$CLIENT" != rping ] ||
-	die "no UIW_RDMA_DEFAULT_START_DELAY_MS in src/compat/cma*.c"
+	die "no UIW_RDMA_DEFAULT_START_DELAY_MS in include/uiwarp/rdma_option.h"
 # Only the variable under test, and no other UIWARP_ setting.
 while read -r v; do
 	unset "$v"
@@ -150,12 +152,6 @@ fi
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 start_date=$(date -u '+%Y-%m-%d %H:%M UTC')
-busy=()
-for ((b = 0; b < BUSY; b++)); do
-	timeout 3600 bash -c 'while :; do :; done' &
-	busy+=($!)
-	pids+=($!)
-done
 # rounds WHERE PORT SECS N DELAY...: N connections with each DELAY,
 # the delays taking turns; counted in n_ok, n_hung and n_failed, the
 # times of the completed ones in times, all keyed by WHERE:DELAY.
@@ -178,16 +174,25 @@ rounds() {
 			[ "$res" = ok ] && n_ok[$where:$d]=$((${n_ok[$where:$d]:-0} + 1))
 			echo "$where delay $d, connection $i: $res ($ms ms)"
 		done
-		if [ "$where" = siw ]; then
+		if [ "$where" != loop ]; then
 			st=$(guest_status 2> /dev/null)
-			[ "$st" = running ] || die "the guest died after round $i: $st"
+			[ "$st" = running ] || die "the guest died after round $i of $where: $st"
 		fi
 	done
 }
 
 read -r -a delays <<< "$DELAYS"
-rounds siw "$P" "$HANG_SECS" "$CONNS" "${delays[@]}"
-[ ${#busy[@]} -gt 0 ] && kill "${busy[@]}"
+read -r -a levels <<< "$BUSY"
+for level in "${levels[@]}"; do
+	busy=()
+	for ((b = 0; b < level; b++)); do
+		timeout 3600 bash -c 'while :; do :; done' &
+		busy+=($!)
+		pids+=($!)
+	done
+	rounds "siw$level" "$P" "$HANG_SECS" "$CONNS" "${delays[@]}"
+	[ ${#busy[@]} -gt 0 ] && kill "${busy[@]}"
+done
 guest_bg_kill srv KILL > /dev/null 2>&1
 guest_stop > /dev/null 2>&1
 
@@ -247,12 +252,17 @@ table() {
 	echo "counted as hung (a normal one takes about a second under emulation);"
 	echo "one that ends without its ping verified counts as failed.  Every"
 	echo "connection is MPA revision 2 with the defaults otherwise."
-	[ "$BUSY" -gt 0 ] &&
-		echo "$BUSY busy loop(s) ran on the host meanwhile, to make it busier."
+	echo "That is done once for each number of busy loops (\`bash -c 'while :; do"
+	echo ":; done'\`) run on the host meanwhile: $BUSY."
 	echo
 	echo "## Connections uiwarp initiates to siw"
 	echo
-	table siw "${delays[@]}"
+	for level in "${levels[@]}"; do
+		echo "With $level busy loop(s) on the host:"
+		echo
+		table "siw$level" "${delays[@]}"
+		echo
+	done
 	if [ ${#lo[@]} -gt 0 ]; then
 		echo
 		echo "## What the delay costs between two uiwarps (loopback)"
@@ -266,13 +276,16 @@ table() {
 	echo
 	echo "## Reading"
 	echo
-	clean=
-	for d in "${delays[@]}"; do
-		if [ "${n_hung[siw:$d]:-0}" -eq 0 ] && [ "${n_failed[siw:$d]:-0}" -eq 0 ]; then
-			clean+="$d "
-		fi
+	for level in "${levels[@]}"; do
+		clean=
+		for d in "${delays[@]}"; do
+			if [ "${n_hung[siw$level:$d]:-0}" -eq 0 ] &&
+			   [ "${n_failed[siw$level:$d]:-0}" -eq 0 ]; then
+				clean+=" $d"
+			fi
+		done
+		echo "With $level busy loop(s), the delays with every connection completed:${clean:- none}."
 	done
-	echo "Delays with every connection completed in this run: ${clean:-none}."
 	echo "The outputs of the connections that did not complete are in"
 	echo "\`\$BUILD/siw-start-delay/\`."
 } > "$OUT"
