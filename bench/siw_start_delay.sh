@@ -59,8 +59,10 @@ die() {
 # The drop-in libraries: through uiwarp-run where it is built.
 if [ -x "$build/uiwarp-run" ]; then
 	RUN=("$build/uiwarp-run")
+	RUN_NAME=uiwarp-run
 else
 	RUN=(env "LD_LIBRARY_PATH=$build/compat${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+	RUN_NAME="LD_LIBRARY_PATH=\$BUILD/compat"
 fi
 case $CLIENT in
 rping)
@@ -123,13 +125,17 @@ connect() {
 			-p "$port" -C 1 -S 64 -V --start-delay="$d" > "$f" 2>&1
 		st=$?
 		t=$(($(now_ms) - t))
+		echo "status $st" > "$f.why"
 		[ $st -eq 0 ] && grep -q "1 pings, .*data verified" "$f" && st=ok
 	else
+		# (Standard error apart: rping's messages would land inside
+		# its buffered data lines.)
 		with_delay "$d" timeout -s KILL "$secs" "${RUN[@]}" rping -c \
-			-a 127.0.0.1 -p "$port" -C 1 -S 64 -v -V > "$f" 2>&1
+			-a 127.0.0.1 -p "$port" -C 1 -S 64 -v -V > "$f" 2> "$f.err"
 		st=$?
 		t=$(($(now_ms) - t))
-		rping_status $st "$f" > "$f.why" &&
+		echo "status $st" > "$f.why"
+		rping_status $st "$f.err" >> "$f.why" &&
 			rping_data_check "$f" "ping data: " 1 64 >> "$f.why" && st=ok
 	fi
 	case $st in
@@ -156,6 +162,7 @@ start_date=$(date -u '+%Y-%m-%d %H:%M UTC')
 # the delays taking turns; counted in n_ok, n_hung and n_failed, the
 # times of the completed ones in times, all keyed by WHERE:DELAY.
 declare -A n_ok=() n_hung=() n_failed=() times=()
+failures=()
 rounds() {
 	local where=$1 port=$2 secs=$3 n=$4 i d f res ms st
 	shift 4
@@ -166,10 +173,13 @@ rounds() {
 			case $res in
 			ok)
 				times[$where:$d]+="$ms "
-				rm -f "$f" "$f.why"
+				rm -f "$f" "$f.why" "$f.err"
 				;;
 			hung) n_hung[$where:$d]=$((${n_hung[$where:$d]:-0} + 1)) ;;
-			*) n_failed[$where:$d]=$((${n_failed[$where:$d]:-0} + 1)) ;;
+			*)
+				n_failed[$where:$d]=$((${n_failed[$where:$d]:-0} + 1))
+				failures+=("$where, delay $d, connection $i: $(head -n 1 "$f.why"); $(grep -m 1 . "$f.err" 2> /dev/null)")
+				;;
 			esac
 			[ "$res" = ok ] && n_ok[$where:$d]=$((${n_ok[$where:$d]:-0} + 1))
 			echo "$where delay $d, connection $i: $res ($ms ms)"
@@ -235,11 +245,11 @@ table() {
 	echo "Written by \`bench/siw_start_delay.sh\` (\`make bench-siw-delay\`), $start_date."
 	echo
 	echo "- host: $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), load $load before the run"
-	echo "- source: $(git -C "$src" rev-parse --short HEAD 2> /dev/null)$(git -C "$src" diff --quiet HEAD 2> /dev/null || echo ' (with uncommitted changes)'); \`UIW_RDMA_DEFAULT_START_DELAY_MS\` = $default"
+	echo "- source: $(git -C "$src" rev-parse --short HEAD 2> /dev/null)$(git -C "$src" diff --quiet HEAD -- src include bench/siw_start_delay.sh 2> /dev/null || echo ' (with uncommitted changes)'); \`UIW_RDMA_DEFAULT_START_DELAY_MS\` = $default"
 	echo "- guest: $(grep -E '^(kernel_package|siw_source)=' "$GUEST_CACHE/guest/info" | tr '\n' ' ')under $(guest_py accel 2> /dev/null || echo '?'), one vCPU"
 	echo "- rdma-core: $(grep -oE '(librdmacm1|rdmacm-utils)=[^ ]*' "$GUEST_CACHE/guest/info" | tr '\n' ' ')(the guest's and the host's)"
 	if [ "$CLIENT" = rping ]; then
-		echo "- client: stock \`rping -c -C 1 -S 64 -v -V\` on the host through the drop-in libraries (\`${RUN[*]##*/}\`)"
+		echo "- client: stock \`rping -c -C 1 -S 64 -v -V\` on the host through the drop-in libraries (\`${RUN_NAME}\`)"
 	else
 		echo "- client: \`uiwarp-ping -c -C 1 -S 64 -V --start-delay=D\`"
 	fi
@@ -249,7 +259,7 @@ table() {
 	echo "The guest runs a persistent \`rping -s -P\` on siw; the host connects"
 	echo "through QEMU's forwarded port, $CONNS connections per delay, the delays"
 	echo "taking turns.  A connection still running after $HANG_SECS s is killed and"
-	echo "counted as hung (a normal one takes about a second under emulation);"
+	echo "counted as hung (a normal one takes well under a second);"
 	echo "one that ends without its ping verified counts as failed.  Every"
 	echo "connection is MPA revision 2 with the defaults otherwise."
 	echo "That is done once for each number of busy loops (\`bash -c 'while :; do"
@@ -286,6 +296,13 @@ table() {
 		done
 		echo "With $level busy loop(s), the delays with every connection completed:${clean:- none}."
 	done
+	if [ ${#failures[@]} -gt 0 ]; then
+		echo
+		echo "The failed connections (rping's exit status; its first message):"
+		echo
+		printf -- '- %s\n' "${failures[@]}"
+	fi
+	echo
 	echo "The outputs of the connections that did not complete are in"
 	echo "\`\$BUILD/siw-start-delay/\`."
 } > "$OUT"
