@@ -32,6 +32,8 @@ import sys
 import threading
 import time
 
+# No __pycache__ in the source tree (as guest.sh asks of guest.py).
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guest import Guest, GuestError  # noqa: E402
 
