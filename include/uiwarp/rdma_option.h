@@ -32,7 +32,8 @@ enum {
 	 * 0). */
 	UIW_RDMA_OPT_MARKERS = 3,
 	/* int, 0 or 1; $UIWARP_P2P: initiator: peer-to-peer mode, RFC 6581
-	 * §9.2 (default 0). */
+	 * §9.2 (default 1: either side may send first, as programs written
+	 * for iWARP NICs whose CM runs peer-to-peer expect). */
 	UIW_RDMA_OPT_P2P = 4,
 	/* uint8_t, UIW_RTR_* flags; $UIWARP_RTR, a comma list of send,
 	 * write, read: the RTR types this side supports (default all). */

@@ -80,7 +80,9 @@ static const struct opt_row opt_rows[CMA_OPT_MAX + 1] = {
 	[UIW_RDMA_OPT_CRC] = { "UIWARP_CRC", sizeof(int), 0, 1, 1, NULL },
 	[UIW_RDMA_OPT_MARKERS] = { "UIWARP_MARKERS", sizeof(int), 0, 1, 0,
 				   NULL },
-	[UIW_RDMA_OPT_P2P] = { "UIWARP_P2P", sizeof(int), 0, 1, 0, NULL },
+	/* On by default: programs whose server sends first (ib_write_lat)
+	 * would otherwise stall, RFC 5044 §7.1.2 (uiwarp-rdma(7)). */
+	[UIW_RDMA_OPT_P2P] = { "UIWARP_P2P", sizeof(int), 0, 1, 1, NULL },
 	[UIW_RDMA_OPT_RTR] = { "UIWARP_RTR", sizeof(uint8_t), 1, UIW_RTR_ALL,
 			       UIW_RTR_ALL, parse_rtr },
 	[UIW_RDMA_OPT_START_DELAY_MS] = { "UIWARP_START_DELAY_MS",
@@ -175,6 +177,19 @@ int cma_opt_resolve(const struct cma_opts *o, struct cma_opts *out)
 			return -EINVAL;
 		}
 		out->val[n] = v;
+		out->set |= 1u << n;
+	}
+	/* RFC 6581 §9.2: peer-to-peer mode is negotiated in the enhanced
+	 * (revision 2) startup only.  Under revision 1 the default gives
+	 * way; asked for, it is an error. */
+	if (out->val[UIW_RDMA_OPT_MPA_REV] == 1 &&
+	    out->val[UIW_RDMA_OPT_P2P]) {
+		if (out->set & (1u << UIW_RDMA_OPT_P2P)) {
+			uiw_compat_log("peer-to-peer mode (UIWARP_P2P=1) needs "
+				       "MPA revision 2, not 1");
+			return -EINVAL;
+		}
+		out->val[UIW_RDMA_OPT_P2P] = 0;
 	}
 	return 0;
 }

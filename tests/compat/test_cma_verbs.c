@@ -943,6 +943,13 @@ static void test_env_mpa_rev(void **state)
 	client_prepare(&c, s.port, 0);
 	assert_int_equal(rdma_connect(c.id, NULL), -1);
 	assert_int_equal(errno, EINVAL);
+	/* Peer-to-peer mode (on by default, given way to under revision
+	 * 1) asked for with revision 1: refused, RFC 6581 §9.2. */
+	setenv("UIWARP_MPA_REV", "1", 1);
+	setenv("UIWARP_P2P", "1", 1);
+	assert_int_equal(rdma_connect(c.id, NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	unsetenv("UIWARP_P2P");
 	setenv("UIWARP_MPA_REV", "2", 1);
 	setenv("UIWARP_RTR", "write,bogus", 1);
 	assert_int_equal(rdma_connect(c.id, NULL), -1);

@@ -339,3 +339,41 @@ seed ddps_seg seg_before_accept 01 00 0f 00 0a 01 00000010 0012 $DS_SEND
 # A replay of DDP-SSN 0, a Terminate with private data.
 seed ddps_seg replay          00 01 00 0014 0000 $DS_SEND
 seed ddps_seg terminate_pd    00 01 09 03 0004 00
+
+# ---- rpcrdma_hdr: bounds(1) then an RPC-over-RDMA header --------------
+# the vectors of tests/unit/test_rpcrdma_hdr.c (RFC 8166 §4.7), bounds
+# 15 segments / 15 chunks; H: a plain segment (HLOO)
+H="000000ab00000040 0000000000001000"
+seed rpcrdma_hdr msg_plain     ff 01020304 00000001 00000020 00000000 \
+				00000000 00000000 00000000 0102030400000000
+seed rpcrdma_hdr read_chunk    ff deadbeef 00000001 00000080 00000000 \
+				00000001 0000008c 11223344 00001000 \
+				00007f0012340000 00000001 0000008c 55667788 \
+				00000003 0000000000001000 00000000 00000000 \
+				00000000
+seed rpcrdma_hdr write_list    ff 00000007 00000001 00000001 00000000 \
+				00000000 00000001 00000003 $H $H $H \
+				00000001 00000002 $H $H 00000000 00000000
+seed rpcrdma_hdr long_reply    ff 00003039 00000001 00000010 00000001 \
+				00000000 00000000 00000001 00000002 $H $H
+seed rpcrdma_hdr long_call     ff 00000009 00000001 00000010 00000001 \
+				00000001 00000000 $H 00000001 00000000 $H \
+				00000001 00000008 $H 00000000 00000001 \
+				00000000 00000001 00000001 $H
+seed rpcrdma_hdr err_vers      ff 0000002a 00000001 00000001 00000004 \
+				00000001 00000001 00000001
+seed rpcrdma_hdr err_chunk     ff 0000002b 00000001 00000001 00000004 \
+				00000002
+seed rpcrdma_hdr msgp          ff 00000077 00000001 00000001 00000002 \
+				00000040 00000400 00000000 00000000 00000000
+seed rpcrdma_hdr done          ff 00000078 00000001 00000001 00000003
+seed rpcrdma_hdr tight_bounds  11 00000001 00000001 00000001 00000000 \
+				00000001 00000008 $H 00000001 00000008 $H \
+				00000000 00000000 00000000
+
+# ---- rpcrdma_cm: private data (RFC 8797), then r send recv ------------
+seed rpcrdma_cm message        f6ab0e1801010307
+seed rpcrdma_cm defaults       f6ab0e1801000000
+seed rpcrdma_cm mpa_v2_word    80100008f6ab0e180100ff00
+seed rpcrdma_cm version2_first f6ab0e180201030755f6ab0e1801010f1f
+seed rpcrdma_cm foreign        6e766d652d72646d612d7064
