@@ -9,11 +9,12 @@
 #   guest -> host: the client in the guest dials 10.0.2.100:Q, forwarded
 #     to the host's 127.0.0.1:Q where the server listens on uiwarp
 #
-# uiwarp runs with its defaults: every UIWARP_ variable is unset, but
-# UIWARP_MPA_REV=1 for the one revision 1 connection.  In particular no
-# UIWARP_START_DELAY_MS: siw 6.1 leaves a first FPDU that comes right
-# after its MPA Reply unread (SIW_START_DELAY_MS in siw_lib.sh), and the
-# drop-in's default start delay (UIW_RDMA_DEFAULT_START_DELAY_MS,
+# uiwarp runs with its defaults (uiwarp-rdma(7): MPA revision 2, CRC,
+# peer-to-peer mode as the initiator): every UIWARP_ variable is unset,
+# but UIWARP_MPA_REV=1 for the revision 1 connections.  In particular no
+# UIWARP_START_DELAY_MS: siw 6.1 leaves a first FPDU (or RTR) that comes
+# right after its MPA Reply unread (SIW_START_DELAY_MS in siw_lib.sh),
+# and the drop-in's default start delay (UIW_RDMA_DEFAULT_START_DELAY_MS,
 # measured in bench/siw-start-delay.md) is what must make every
 # connection uiwarp initiates to siw here complete.
 #
