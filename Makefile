@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench bench-sctp bench-siw-delay ab
+.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat bench-siw-delay ab
 
 all: build
 
@@ -44,6 +44,14 @@ bench: build
 # short trial.
 bench-sctp: build
 	@BUILD=$(abspath $(BUILD)) bash bench/sctp.sh
+
+# The drop-in libibverbs and librdmacm (bench/compat.sh): Debian's
+# ib_write_bw -R, ib_send_lat -R, qperf -cm1 and rping through uiwarp-run
+# next to uiwarp-perf, uiwarp-ping and qperf over TCP, in the same run;
+# writes bench/compat-latest.md.  Never part of check.  COMPAT_QUICK=1:
+# a short trial.
+bench-compat: build
+	@BUILD=$(abspath $(BUILD)) bash bench/compat.sh
 
 # The start delay against siw (bench/siw_start_delay.sh): stock rping on
 # the drop-in libraries connecting to siw in a QEMU guest, for each

@@ -1,5 +1,5 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
-# bench/ab.sh, bench/sctp.sh, bench/siw_start_delay.sh),
+# bench/ab.sh, bench/sctp.sh, bench/compat.sh, bench/siw_start_delay.sh),
 # tests/tools/test_sctpraw.sh and tests/interop/test_siw_stock.sh;
 # sourced, not run.
 
@@ -17,11 +17,12 @@ awk_med='
 	}
 '
 
-# wait_listen PORT [SECONDS]: returns once something listens on TCP PORT
-# (up to SECONDS, 5 by default; 1 if nothing did).
+# wait_listen PORT [PID]: returns once something listens on TCP PORT (up
+# to 5 s; 1 if nothing did, or as soon as PID, the server, has ended).
 wait_listen() {
-	for _ in $(seq $((${2:-5} * 20))); do
+	for _ in $(seq 100); do
 		ss -ltnH "sport = :$1" 2>/dev/null | grep . > /dev/null && return 0
+		[ -z "${2:-}" ] || alive "$2" || return 1
 		sleep 0.05
 	done
 	return 1
@@ -78,4 +79,35 @@ kv_field() {
 					v = substr($i, length(key) + 2)
 		}
 		END { print v }' "$1"
+}
+
+# csv_value FILE COLUMN: COLUMN of FILE's first data row.
+csv_value() {
+	local c
+	c=$(csv_cols "$1" "$2")
+	[ "$c" -gt 0 ] || return 0
+	awk -F, -v c="$c" 'NR == 2 { print $c }' "$1"
+}
+
+# ratio A B: B / A to two places, or n/a.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a + 0 > 0)
+			printf "%.2f", b / a
+		else
+			printf "n/a"
+	}'
+}
+
+# failed WHAT FILE...: notes in $work/failures a point that gave no
+# figure, with the end of what its processes said (the end of each FILE).
+failed() {
+	local what=$1 f
+	shift
+	{
+		echo "- $what:"
+		for f in "$@"; do
+			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
+		done
+	} >>"$work/failures"
 }

@@ -123,19 +123,6 @@ cleanup() {
 trap cleanup EXIT
 : >"$work/failures"
 
-# failed WHAT FILE...: notes a point that gave no figure, with the end of
-# what its processes said.
-failed() {
-	local what=$1 f
-	shift
-	{
-		echo "- $what:"
-		for f in "$@"; do
-			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
-		done
-	} >>"$work/failures"
-}
-
 # start_server OUT PATTERN CMD...: CMD in the background, its output in
 # OUT; once a line of OUT matches PATTERN (a sed expression that prints
 # the port), $spid and $port are set.  1 when no port came in 5 s.
@@ -223,14 +210,6 @@ uiwarp_run() {
 	[ "$rc" -eq 0 ] && [ "$srv_rc" -eq 0 ]
 }
 
-# csv_value FILE COLUMN: COLUMN of FILE's first data row.
-csv_value() {
-	local c
-	c=$(csv_cols "$1" "$2")
-	[ "$c" -gt 0 ] || return 0
-	awk -F, -v c="$c" 'NR == 2 { print $c }' "$1"
-}
-
 # next_file NAME: a new file for a run's output (the columns' functions
 # run in subshells: no counter of theirs would last).
 next_file() {
@@ -295,16 +274,6 @@ uiwarp_lat() {
 	[ -n "$v" ] || failed "uiwarp over $1, ping-pong" "$f" "$f.err" \
 		"$f.srv"
 	echo "${v:-n/a n/a n/a}"
-}
-
-# ratio A B: B / A to two places, or n/a.
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a + 0 > 0)
-			printf "%.2f", b / a
-		else
-			printf "n/a"
-	}'
 }
 
 # Where the host has put the two vCPUs (bench/cpuprobe.c, as

@@ -236,7 +236,7 @@ if [ "$CLIENT" = rping ]; then
 	timeout -s KILL 600 "${RUN[@]}" rping -s -P -a 127.0.0.1 -p "$L" -C 1 \
 		> "$logs/loop-server.out" 2>&1 &
 	pids+=($!)
-	wait_listen "$L" 10 || die "rping -s -P on uiwarp did not listen ($logs/loop-server.out)"
+	wait_listen "$L" $! || die "rping -s -P on uiwarp did not listen ($logs/loop-server.out)"
 	lo=(0 default)
 	rounds loop "$L" 30 "$LOOP_CONNS" "${lo[@]}"
 fi

@@ -4,6 +4,9 @@
 #   bad "what failed"     a failed check
 #   show FILE...          the start of each non-empty FILE, after a failure
 #                         (its end with SHOW_END=1)
+#   expect_line NAME FILE REGEX WHAT
+#                         a check: a line of FILE matches REGEX (grep -E);
+#                         FILE shown when none does
 #   check_summary         "N checks, M failed"; status 0 only with no failure
 #   fail "why"            for tests that stop at their first failure:
 #                         "FAIL: why" on stderr, exit 1
@@ -13,6 +16,13 @@
 #                         is bound to now, below the ephemeral range and
 #                         never 9899 (SCTP over UDP's default, RFC 6951,
 #                         which a test must leave to the host)
+#   free_tcp_port         the same for TCP (for programs that take a fixed
+#                         port, such as rping -p and perftest -p)
+#   wait_tcp_listen PORT PID [SECONDS]
+#                         returns once a socket listens on TCP PORT (ss),
+#                         polling for at most SECONDS (default 20); 1 if
+#                         none did or PID ended first
+#   rping_pattern N SIZE  rping's data of ping N at SIZE, without the NUL
 #
 # A test may redefine check_tag to put something (in CHECK_TAG) before
 # each check's message, such as the time it took.
@@ -43,6 +53,14 @@ show() {
 		fi | sed 's/^/  | /'
 	done
 }
+expect_line() {
+	if grep -Eq -- "$3" "$2"; then
+		ok "$1: $4"
+	else
+		bad "$1: $4 (no line matching /$3/ in ${2##*/})"
+		show "$2"
+	fi
+}
 check_summary() {
 	echo "$checks checks, $failures failed"
 	[ "$failures" -eq 0 ]
@@ -52,8 +70,15 @@ fail() {
 	exit 1
 }
 free_udp_port() {
+	free_port udp
+}
+free_tcp_port() {
+	free_port tcp
+}
+# free_port udp|tcp: what free_udp_port and free_tcp_port print.
+free_port() {
 	local f addr used=" " lo=32768 port i
-	for f in /proc/net/udp /proc/net/udp6; do
+	for f in /proc/net/$1 /proc/net/${1}6; do
 		[ -r "$f" ] || continue
 		while read -r _ addr _; do
 			[[ $addr == *:* ]] && used+="$((16#${addr##*:})) "
@@ -66,8 +91,38 @@ free_udp_port() {
 		[ "$port" -ne 9899 ] && [[ $used != *" $port "* ]] &&
 			{ echo "$port"; return 0; }
 	done
-	echo "no free UDP port found" >&2
+	echo "no free ${1^^} port found" >&2
 	return 1
+}
+
+wait_tcp_listen() {
+	local port=$1 pid=$2 secs=${3:-20} i
+	for ((i = 0; i < secs * 20; i++)); do
+		ss -ltnH "sport = :$port" 2>/dev/null | grep . >/dev/null &&
+			return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# rping's ping data (librdmacm's examples/rping.c, rdma-core 44
+# behaviour): "rdma-ping-N: " then the letters 'A'..'z' in a run
+# starting at letter 65 + N (mod 58), cut at SIZE - 1 (the last octet is
+# the NUL).
+rping_pattern() {
+	local ping=$1 size=$2 head s i c out
+	head="rdma-ping-$ping: "
+	c=$((65 + ping % 58))
+	s=""
+	for ((i = 0; i < 58; i++)); do
+		s+=$(printf "\\$(printf %03o $((65 + (c - 65 + i) % 58)))")
+	done
+	out=$head
+	while [ ${#out} -lt $((size - 1)) ]; do
+		out+=$s
+	done
+	printf '%s' "${out:0:$((size - 1))}"
 }
 
 check_workdir() {

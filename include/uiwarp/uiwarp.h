@@ -264,6 +264,11 @@ struct uiw_qp_init_attr {
 	 * UIW_ACCESS_REMOTE_WRITE, as iWARP devices do: the sink is the
 	 * tagged buffer the peer's Read Response writes (RFC 5040 §4.4). */
 	unsigned read_sink_access;
+	/* Work requests posted in Error complete at once with
+	 * UIW_WC_WR_FLUSH_ERR instead of failing with -EINVAL (the verbs'
+	 * rule, which the verbs layer asks for).  Each is still checked as
+	 * in RTS first: one that could not be posted there fails. */
+	int flush_in_error;
 };
 
 /* The lower-layer protocol that carries DDP.  Zero is TCP, so that a
@@ -491,7 +496,7 @@ const char *uiw_async_event_str(enum uiw_async_event_type type);
 /* Post work requests.  On failure *bad_wr (if not NULL) points at the
  * first request not posted.  Receives may be posted in Idle and RTS;
  * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
- * Terminate and Error a post fails with -EINVAL (the work requests that
+ * Terminate and Error (unless flush_in_error) a post fails with -EINVAL (the work requests that
  * were outstanding when the QP left RTS complete once, flushed).  A full
  * queue gives -ENOMEM. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,

@@ -50,6 +50,11 @@ void uiw_compat_qp_set_state(struct ibv_qp *qp, enum ibv_qp_state state)
 	pthread_mutex_lock(&qp->mutex);
 	qp->state = state;
 	pthread_mutex_unlock(&qp->mutex);
+	/* The connection ended: the engine's QP may sit in Idle after a
+	 * graceful close; verbs wants it in Error, where what is posted
+	 * next completes flushed (flush_in_error). */
+	if (state == IBV_QPS_ERR)
+		uiw_qp_set_error(((struct vc_qp *)qp)->uqp);
 }
 
 /* ---- Queue pairs --------------------------------------------------------- */
@@ -110,6 +115,7 @@ static struct ibv_qp *vc_qp_create(struct ibv_pd *pd,
 	 * as a tagged buffer (RFC 5040 §4.4), so it needs remote write
 	 * access, as on every iWARP device. */
 	u.read_sink_access = UIW_ACCESS_REMOTE_WRITE;
+	u.flush_in_error = 1;      /* posts in ERR complete flushed */
 	q->uqp = uiw_qp_create(((struct vc_pd *)pd)->upd, &u);
 	if (!q->uqp) {
 		free(q);

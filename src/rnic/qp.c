@@ -576,6 +576,7 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	qp->cap = *c;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->read_sink_access = attr->read_sink_access;
+	qp->flush_in_error = attr->flush_in_error;
 	qp->sq_size = c->max_send_wr;
 	if (attr->srq) {
 		qp->srq = attr->srq;
@@ -744,9 +745,16 @@ void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
 
 /* ---- Posting ------------------------------------------------------------- */
 
+/* Error with flush_in_error: posts are checked, then flushed at once. */
+static bool post_flushes(const struct uiw_qp *qp)
+{
+	return qp->state == UIW_QPS_ERROR && qp->flush_in_error;
+}
+
 static int post_check_state(struct uiw_qp *qp, const char *what)
 {
-	if (qp->state == UIW_QPS_IDLE || qp->state == UIW_QPS_RTS)
+	if (qp->state == UIW_QPS_IDLE || qp->state == UIW_QPS_RTS ||
+	    post_flushes(qp))
 		return 0;
 	if (qp->state == UIW_QPS_ERROR || qp->state == UIW_QPS_TERMINATE)
 		return uiw_error(EINVAL, "qp %u: cannot post a %s in state %s "
@@ -846,7 +854,8 @@ static void sq_post_src(struct uiw_sq_slot *s, const struct uiw_send_wr *wr)
 	}
 }
 
-static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
+static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr,
+		       struct uiw_qp_act *act)
 {
 	const unsigned flags = UIW_SEND_SIGNALED | UIW_SEND_SOLICITED |
 			       UIW_SEND_INLINE | UIW_SEND_FENCE |
@@ -893,6 +902,16 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	ret = sq_post_sgl(qp, wr, w, inl, &total);
 	if (ret)
 		return ret;
+	if (post_flushes(qp)) {
+		struct uiw_wc wc = {
+			.wr_id = wr->wr_id,
+			.status = UIW_WC_WR_FLUSH_ERR,
+			.opcode = w->wc_opcode,
+		};
+
+		uiw_qp_post_cqe(qp, qp->scq, &wc, act);
+		return 0;
+	}
 
 	s = uiw_sq_at(qp, qp->sq_tail);
 	s->wr_id = wr->wr_id;
@@ -943,7 +962,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		return uiw_error(EINVAL, "post_send: no QP");
 	pthread_mutex_lock(&qp->lock);
 	for (; wr; wr = wr->next, n++) {
-		ret = sq_post_one(qp, wr);
+		ret = sq_post_one(qp, wr, &act);
 		if (ret)
 			break;
 	}
@@ -962,9 +981,39 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 	return ret;
 }
 
+/* Error with flush_in_error: each receive is checked as uiw_rq_post
+ * checks it (the ring is empty in Error), then completes flushed. */
+static int rq_post_flushed(struct uiw_qp *qp, struct uiw_recv_wr *wr,
+			   struct uiw_recv_wr **bad_wr, struct uiw_qp_act *act)
+{
+	for (; wr; wr = wr->next) {
+		struct uiw_recv_wr one = *wr;
+		struct uiw_wc wc = {
+			.wr_id = wr->wr_id,
+			.status = UIW_WC_WR_FLUSH_ERR,
+			.opcode = UIW_WC_RECV,
+		};
+		int ret;
+
+		one.next = NULL;
+		ret = uiw_rq_post(&qp->rq, qp->dev, qp->pd,
+				  qp->cap.max_recv_sge, "qp", qp->qpn, &one,
+				  NULL);
+		if (ret) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return ret;
+		}
+		qp->rq.head = qp->rq.tail;
+		uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
+	}
+	return 0;
+}
+
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 		  struct uiw_recv_wr **bad_wr)
 {
+	struct uiw_qp_act act = { 0 };
 	int ret;
 
 	if (bad_wr)
@@ -980,13 +1029,16 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 	}
 	pthread_mutex_lock(&qp->lock);
 	ret = post_check_state(qp, "receive");
-	if (ret == 0)
+	if (ret == 0 && post_flushes(qp))
+		ret = rq_post_flushed(qp, wr, bad_wr, &act);
+	else if (ret == 0)
 		ret = uiw_rq_post(&qp->rq, qp->dev, qp->pd,
 				  qp->cap.max_recv_sge, "qp", qp->qpn, wr,
 				  bad_wr);
 	else if (bad_wr)
 		*bad_wr = wr;
 	pthread_mutex_unlock(&qp->lock);
+	uiw_qp_act_run(qp, &act);
 	return ret;
 }
 

@@ -316,6 +316,15 @@ static void test_flush_event(void **state)
 	ibv_ack_cq_events(f->cq, 1);
 	assert_int_equal(ibv_query_qp(f->qp, &qa, IBV_QP_STATE, &ia), 0);
 	assert_int_equal(qa.qp_state, IBV_QPS_ERR);
+	/* In ERR a post succeeds and completes flushed (as siw and every
+	 * verbs device do). */
+	post_recvs(f, 2);
+	assert_int_equal(ibv_poll_cq(f->cq, 8, wc), 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc[i].wr_id, 100 + i);
+		assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+	}
 }
 
 static void test_nonblock(void **state)

@@ -2,7 +2,12 @@
 # `make install` delivers a usable library: installs the build into a
 # staging directory (DESTDIR), checks every installed piece, then builds
 # the README's example program with pkg-config against the shared
-# library and against the static one, and runs both.
+# library and against the static one, and runs both.  The drop-in
+# libibverbs.so.1 and librdmacm.so.1 go to a directory of their own,
+# $libdir/uiwarp, by their sonames only (no unversioned namelink, which
+# would take `-libverbs` away from rdma-core's), finding libuiwarp.so.0
+# beside them; the installed uiwarp-run finds them there and runs
+# Debian's ibv_devices on them.
 #
 # usage: test_install.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -22,7 +27,7 @@ die() {
 	exit 1
 }
 
-for tool in cmake pkg-config cc readelf; do
+for tool in cmake pkg-config cc readelf ldd ibv_devices; do
 	command -v $tool >/dev/null || die "$tool is not installed"
 done
 
@@ -58,31 +63,42 @@ need() {
 }
 need "$root/include/uiwarp/uiwarp.h"
 need "$root/include/uiwarp/cm.h"
+need "$root/include/uiwarp/rdma_option.h"
 need "$lib/libuiwarp.a"
 need "$lib/libuiwarp.so"
 need "$lib/libuiwarp.so.0"
 need "$lib/pkgconfig/uiwarp.pc"
 need "$root/bin/uiwarp-ping"
 need "$stage$mandir/man1/uiwarp-ping.1"
+need "$root/bin/uiwarp-run"
+need "$stage$mandir/man1/uiwarp-run.1"
+need "$stage$mandir/man7/uiwarp-rdma.7"
+need "$lib/uiwarp/libibverbs.so.1"
+need "$lib/uiwarp/librdmacm.so.1"
 [ $failures -eq 0 ] || die "the installation is incomplete"
 
 # Nothing outside the public headers is installed under include/.
 extra=$(find "$root/include" -type f ! -path "*/uiwarp/uiwarp.h" \
-	! -path "*/uiwarp/cm.h")
+	! -path "*/uiwarp/cm.h" ! -path "*/uiwarp/rdma_option.h")
 [ -z "$extra" ] && ok "only the public headers are installed" ||
 	bad "unexpected installed headers: $extra"
 
 # The headers stand alone: a C file including only uiwarp.h compiles
-# with -std=c11 -pedantic.
+# with -std=c11 -pedantic; so does one including only rdma_option.h
+# (the options of the drop-in librdmacm, uiwarp-rdma(7)).
 printf '#include <uiwarp/uiwarp.h>\nint main(void) { return uiw_last_error() == 0; }\n' \
 	>"$tmp/alone.c"
-if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" -c "$tmp/alone.c" \
-	-o "$tmp/alone.o" 2>"$tmp/alone.err"; then
-	ok "uiwarp.h compiles alone with -std=c11 -pedantic"
-else
-	bad "uiwarp.h does not compile alone"
-	cat "$tmp/alone.err"
-fi
+printf '#include <uiwarp/rdma_option.h>\nint main(void) { return UIW_RDMA_OPTION_LEVEL == 0; }\n' \
+	>"$tmp/alone-opt.c"
+for h in alone:uiwarp.h alone-opt:rdma_option.h; do
+	if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" \
+		-c "$tmp/${h%%:*}.c" -o "$tmp/${h%%:*}.o" 2>"$tmp/alone.err"; then
+		ok "${h#*:} compiles alone with -std=c11 -pedantic"
+	else
+		bad "${h#*:} does not compile alone"
+		cat "$tmp/alone.err"
+	fi
+done
 
 # pkg-config sees only the staged file; the sysroot maps its paths
 # (written for $prefix) into the staging directory.
@@ -184,6 +200,58 @@ if "$root/bin/uiwarp-ping" --help >"$tmp/out" 2>&1 &&
 else
 	bad "installed uiwarp-ping --help failed"
 	cat "$tmp/out"
+fi
+
+# The drop-in libraries: their sonames and the files they name, nothing
+# else (no libibverbs.so, no librdmacm.so).
+compat=$lib/uiwarp
+extra=$(cd "$compat" && ls -A | grep -Ev '^lib(ibverbs|rdmacm)\.so\.1(\.[0-9]+)*$')
+if [ -z "$extra" ]; then
+	ok "$libdir/uiwarp holds the two libraries by their sonames, no namelink"
+else
+	bad "$libdir/uiwarp also holds: $(echo $extra)"
+fi
+for l in libibverbs.so.1 librdmacm.so.1; do
+	rp=$(readelf -d "$compat/$l" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+	if [ "$rp" = '$ORIGIN/..' ]; then
+		ok "$l finds libuiwarp.so.0 in \$ORIGIN/.. (RUNPATH $rp)"
+	else
+		bad "$l: RUNPATH '$rp', want \$ORIGIN/.. (not the build tree)"
+	fi
+done
+
+# The installed uiwarp-run: $libdir/uiwarp seen from $bindir; Debian's
+# ibv_devices then loads the installed libraries, libuiwarp.so.0 the
+# installed one too, and finds uiwarp0.
+got=$("$root/bin/uiwarp-run" --print-libdir 2>&1)
+if [ "$got" = "$(cd "$compat" && pwd -P)" ]; then
+	ok "installed uiwarp-run: libraries in $got"
+else
+	bad "installed uiwarp-run --print-libdir: '$got', want $compat"
+fi
+devices=$(command -v ibv_devices)
+LD_BIND_NOW=1 timeout 30 "$root/bin/uiwarp-run" ldd "$devices" >"$tmp/ldd" 2>&1
+where() {
+	local p
+	p=$(sed -n "s|^[[:space:]]*$1 => \([^ ]*\) .*|\1|p" "$tmp/ldd")
+	[ -n "$p" ] && realpath "$p"
+}
+lv=$(where libibverbs.so.1)
+lu=$(where libuiwarp.so.0)
+if [ "$lv" = "$(realpath "$compat/libibverbs.so.1")" ] &&
+	[ "$lu" = "$(realpath "$lib/libuiwarp.so.0")" ]; then
+	ok "ibv_devices under the installed uiwarp-run loads the installed libibverbs.so.1 and libuiwarp.so.0"
+else
+	bad "ibv_devices under the installed uiwarp-run loads libibverbs.so.1 '$lv', libuiwarp.so.0 '$lu'"
+	cat "$tmp/ldd"
+fi
+if LD_BIND_NOW=1 timeout 30 "$root/bin/uiwarp-run" ibv_devices >"$tmp/out" 2>"$tmp/err" &&
+	grep -Eq '^[[:space:]]+uiwarp0[[:space:]]+[0-9a-f]{16}$' "$tmp/out" &&
+	[ ! -s "$tmp/err" ]; then
+	ok "installed uiwarp-run ibv_devices lists uiwarp0"
+else
+	bad "installed uiwarp-run ibv_devices failed"
+	cat "$tmp/out" "$tmp/err"
 fi
 
 check_summary

@@ -98,7 +98,7 @@ rping_pair() {
 			> "$out.server" 2> "$out.server.err" &
 		pid=$!
 		SIW_HOST_PIDS+=("$pid")
-		wait_listen "$Q" 10 ||
+		wait_listen "$Q" "$pid" ||
 			{ bad "$name: rping -s on uiwarp does not listen on $Q"; show "$out.server.err"; return; }
 		guest_run -t 60 "set -o pipefail; rping -c -a $GUEST_HOST_ADDR -p $Q ${args[*]} $gcut" \
 			> "$out.client" 2>&1
@@ -195,7 +195,7 @@ perf_run() {
 	local args=(-R -s "$size" -n "$iters")
 	if [ "$dir" = from-siw ]; then
 		host_start "$name.server" 120 "${RUN[@]}" "$tool" "${args[@]}" -p "$Q" --source_ip 127.0.0.1
-		wait_listen "$Q" 10 ||
+		wait_listen "$Q" "$HOST_PID" ||
 			{ echo "$tool -R on uiwarp does not listen on $Q" > "$out.check"; return 1; }
 		guest_run -t 90 "$tool -d siw0 ${args[*]} -p $Q $GUEST_HOST_ADDR 2>&1" > "$out.client" 2>&1
 		st=$?

@@ -184,6 +184,87 @@ static void test_cq_overflow(void **state)
 
 /* ---- uiw_qp_set_error ---------------------------------------------- */
 
+/* flush_in_error (the verbs' rule): in Error, posts complete at once,
+ * flushed, each once and in order; a request that could not be posted
+ * in RTS still fails, with bad_wr on it. */
+static void test_flush_in_error(void **state)
+{
+	struct uiw_device *dev = uiw_device_open(NULL);
+	struct uiw_qp_init_attr ia;
+	struct uiw_sge bad_sge = { .addr = 1, .length = 8, .lkey = 0x12345 };
+	struct uiw_send_wr sw[3], *sbad;
+	struct uiw_recv_wr rw[3], *rbad;
+	struct uiw_wc wc[8];
+	struct uiw_pd *pd;
+	struct uiw_cq *scq, *rcq;
+	struct uiw_qp *qp;
+	int i;
+
+	(void)state;
+	assert_non_null(dev);
+	pd = uiw_pd_alloc(dev);
+	scq = uiw_cq_create(dev, 16);
+	rcq = uiw_cq_create(dev, 16);
+	assert_non_null(pd);
+	assert_non_null(scq);
+	assert_non_null(rcq);
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = scq;
+	ia.recv_cq = rcq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 2;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.flush_in_error = 1;
+	qp = uiw_qp_create(pd, &ia);
+	assert_non_null(qp);
+	assert_int_equal(uiw_qp_set_error(qp), 0);
+	/* More than the queues hold: nothing stays queued in Error. */
+	memset(sw, 0, sizeof(sw));
+	memset(rw, 0, sizeof(rw));
+	for (i = 0; i < 3; i++) {
+		sw[i].wr_id = 300 + (uint64_t)i;
+		sw[i].opcode = i == 1 ? UIW_WR_RDMA_WRITE : UIW_WR_SEND;
+		sw[i].next = i < 2 ? &sw[i + 1] : NULL;
+		rw[i].wr_id = 400 + (uint64_t)i;
+		rw[i].next = i < 2 ? &rw[i + 1] : NULL;
+	}
+	assert_int_equal(uiw_post_send(qp, sw, &sbad), 0);
+	assert_null(sbad);
+	assert_int_equal(uiw_post_recv(qp, rw, &rbad), 0);
+	assert_null(rbad);
+	assert_int_equal(uiw_cq_poll(scq, 8, wc), 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, 300 + (uint64_t)i);
+		assert_int_equal(wc[i].status, UIW_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc[i].opcode, i == 1 ? UIW_WC_RDMA_WRITE
+						      : UIW_WC_SEND);
+	}
+	assert_int_equal(uiw_cq_poll(rcq, 8, wc), 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, 400 + (uint64_t)i);
+		assert_int_equal(wc[i].status, UIW_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc[i].opcode, UIW_WC_RECV);
+	}
+	/* Checked first: an invalid lkey fails, the ones before flushed. */
+	sw[1].sg_list = &bad_sge;
+	sw[1].num_sge = 1;
+	assert_int_equal(uiw_post_send(qp, sw, &sbad), -EINVAL);
+	assert_ptr_equal(sbad, &sw[1]);
+	assert_int_equal(uiw_cq_poll(scq, 8, wc), 1);
+	assert_int_equal(wc[0].wr_id, 300);
+	rw[1].sg_list = &bad_sge;
+	rw[1].num_sge = 1;
+	assert_int_equal(uiw_post_recv(qp, rw, &rbad), -EINVAL);
+	assert_ptr_equal(rbad, &rw[1]);
+	assert_int_equal(uiw_cq_poll(rcq, 8, wc), 1);
+	assert_int_equal(wc[0].wr_id, 400);
+	LBU_OK(lbu_no_async_event(dev, "after flushed posts"));
+	assert_int_equal(uiw_qp_destroy(qp), 0);
+	assert_int_equal(uiw_cq_destroy(scq), 0);
+	assert_int_equal(uiw_cq_destroy(rcq), 0);
+	assert_int_equal(uiw_pd_free(pd), 0);
+	assert_int_equal(uiw_device_close(dev), 0);
+}
+
 /* Completions of wr_ids base .. base + n - 1 on cq, each exactly once
  * and in order; those before the first flushed one succeeded. */
 static void check_once(struct uiw_cq *cq, uint64_t base, int n,
@@ -255,6 +336,7 @@ static void test_set_error_idle(void **state)
 	assert_int_equal(uiw_post_send(qp, &sw, &sbad), -EINVAL);
 	assert_ptr_equal(sbad, &sw);
 	assert_int_equal(uiw_post_recv(qp, &rw, &rbad), -EINVAL);
+	assert_ptr_equal(rbad, &rw);
 	/* Not an error of the stack: no event. */
 	LBU_OK(lbu_no_async_event(dev, "after uiw_qp_set_error"));
 	assert_int_equal(uiw_qp_set_error(NULL), -EINVAL);
@@ -559,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_graceful_no_event),
 		cmocka_unit_test(test_cq_overflow),
 		cmocka_unit_test(test_set_error_idle),
+		cmocka_unit_test(test_flush_in_error),
 		cmocka_unit_test(test_set_error_rts),
 		cmocka_unit_test(test_queue_bound),
 		cmocka_unit_test(test_wait),

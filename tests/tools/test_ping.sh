@@ -69,24 +69,6 @@ drain_server() {
 	exec {sfd}<&-
 }
 
-# pattern <ping> <size>: rping's ping data for that ping, without the NUL:
-# "rdma-ping-N: " then the letters 'A'..'z' in a run starting at letter
-# 65 + N (mod 58).
-pattern() {
-	local ping=$1 size=$2 head s i c out
-	head="rdma-ping-$ping: "
-	c=$((65 + ping % 58))
-	s=""
-	for ((i = 0; i < 58; i++)); do
-		s+=$(printf "\\$(printf %03o $((65 + (c - 65 + i) % 58)))")
-	done
-	out=$head
-	while [ ${#out} -lt $((size - 1)) ]; do
-		out+=$s
-	done
-	printf '%s' "${out:0:$((size - 1))}"
-}
-
 # pingpong <name> <server args> <client args> [<client expect rc>]:
 # runs one server and one client; checks both exit statuses.
 pingpong() {
@@ -107,16 +89,6 @@ pingpong() {
 	ok "$name: client and server exit 0"
 }
 
-# expect_line <name> <file> <grep -E regex> <what>
-expect_line() {
-	if grep -Eq -- "$3" "$2"; then
-		ok "$1: $4"
-	else
-		bad "$1: $4 (no line matching /$3/ in ${2##*/})"
-		show "$2"
-	fi
-}
-
 # summary <name> <count> <size>: the client's and server's summary lines.
 summary() {
 	local name=$1 count=$2 size=$3 moved=$((2 * $2 * $3))
@@ -133,7 +105,7 @@ summary() {
 check_data() {
 	local name=$1 size=$2 good=1 p want got
 	for p in 0 1 2 3; do
-		want="ping data: $(pattern $p "$size")"
+		want="ping data: $(rping_pattern $p "$size")"
 		got=$(sed -n "$((p + 1))p" "$tmp/$name.cout")
 		[ "$got" = "$want" ] || { good=0; echo "  ping $p: got  '$got'"; echo "  ping $p: want '$want'"; }
 		got=$(grep '^server ping data: ' "$tmp/$name.sout" | sed -n "$((p + 1))p")
