@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat ab
+.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat bench-siw-delay ab
 
 all: build
 
@@ -52,6 +52,15 @@ bench-sctp: build
 # a short trial.
 bench-compat: build
 	@BUILD=$(abspath $(BUILD)) bash bench/compat.sh
+
+# The start delay against siw (bench/siw_start_delay.sh): stock rping on
+# the drop-in libraries connecting to siw in a QEMU guest, for each
+# UIWARP_START_DELAY_MS, and what the delay costs on loopback; writes
+# bench/siw-start-delay.md.  Never part of check (it boots a guest:
+# one at a time).  CONNS, DELAYS, BUSY: see the script.
+bench-siw-delay: build
+	@bash tests/interop/deps.sh
+	@BUILD=$(abspath $(BUILD)) bash bench/siw_start_delay.sh
 
 # A/B report (bench/ab.sh): AB_BEFORE (default 036d53f, the engine before
 # its rework) against AB_AFTER (default HEAD), each built apart in

@@ -1,6 +1,7 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
-# bench/ab.sh, bench/sctp.sh, bench/compat.sh) and
-# tests/tools/test_sctpraw.sh; sourced, not run.
+# bench/ab.sh, bench/sctp.sh, bench/compat.sh, bench/siw_start_delay.sh),
+# tests/tools/test_sctpraw.sh and tests/interop/test_siw_stock.sh;
+# sourced, not run.
 
 # med(a, k): the median (the lower middle) of a[1..k], which it sorts;
 # for awk programs, which may not have asort (mawk).  Prepend it to a

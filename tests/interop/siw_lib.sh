@@ -4,7 +4,8 @@
 #   source "$src/tests/interop/siw_lib.sh"
 #   siw_boot NAME NHOSTFWD NGUESTFWD   # builds (cached) and boots the guest,
 #                                      # fails the test with the reason
-#   ... scenarios: ok / bad / show, host_start / host_wait, job_start ...
+#   ... scenarios: ok / bad / show, host_start / host_wait, job_start,
+#       rping_status / rping_data_check (rping_lib.sh) ...
 #   siw_finish                         # stops the guest, summary, exit
 #
 # A scenario that fails records FAIL and the test goes on with the next
@@ -17,6 +18,9 @@ source "$src/tests/interop/guest.sh"
 
 # shellcheck source=../check_lib.sh
 source "$src/tests/check_lib.sh"
+
+# shellcheck source=rping_lib.sh
+source "$src/tests/interop/rping_lib.sh"
 
 SIW_T0=$(date +%s.%N)
 SIW_TMP=$(mktemp -d)

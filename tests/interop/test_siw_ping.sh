@@ -43,29 +43,6 @@ P=${HOST_PORTS[0]}
 Q=${GUEST_PORTS[0]}
 Q2=${GUEST_PORTS[1]}
 
-# rping_status STATUS FILE: rping's exit status, with its own teardown
-# race forgiven.  rping's CM thread waits in rdma_get_cm_event while the
-# main thread, its pings done, destroys the event channel; the thread then
-# prints "rdma_get_cm_event: Bad file descriptor" and exits the process
-# with status 255 (about one run in ten here, with any peer).  That exit
-# flushes rping's buffered standard output after the message: whatever
-# of its -v data lines the buffer still held, whole ("server ping data:
-# rdma-ping-N: " and the ping pattern's characters, 'A' to 'z') or the
-# tail of one.  Only that ending counts as 0; the pings themselves are
-# checked apart.
-rping_status() {
-	local st=$1 f=$2 n
-	[ "$st" -eq 255 ] || return "$st"
-	n=$(grep -n -x "rdma_get_cm_event: Bad file descriptor" "$f" | tail -n 1 | cut -d: -f1)
-	[ -n "$n" ] || return "$st"
-	if tail -n +"$((n + 1))" "$f" |
-	   LC_ALL=C grep -q -v -E -x '(server ping data: rdma-ping-[0-9]+: )?[A-z]*'; then
-		return "$st"
-	fi
-	echo "# $(basename "$f"): rping exited 255 at its teardown (its CM thread read the event channel just destroyed)"
-	return 0
-}
-
 # ---------------------------------------------------------------- host -> guest
 # to_siw NAME "RPING_ARGS" EXPECT UIWARP_PING_ARGS...: rping -s in the
 # guest with RPING_ARGS (its -C is the client's), uiwarp-ping -c -d on the
