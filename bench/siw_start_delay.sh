@@ -77,7 +77,7 @@ uiwarp-ping)
 	;;
 esac
 default=$(sed -n 's/^#define UIW_RDMA_DEFAULT_START_DELAY_MS[[:space:]]*\([0-9]*\).*/\1/p' \
-	"$src"/include/uiwarp/*.h "$src"/src/compat/*.[ch] | head -n 1)
+	"$src"/include/uiwarp/*.h "$src"/src/compat/*.[ch] | sed -n 1p)
 [ -n "$default" ] || [ "$CLIENT" != rping ] ||
 	die "no UIW_RDMA_DEFAULT_START_DELAY_MS in include/uiwarp/rdma_option.h"
 # Only the variable under test, and no other UIWARP_ setting.
@@ -267,7 +267,7 @@ table() {
 	echo
 	echo "Written by \`bench/siw_start_delay.sh\` (\`make bench-siw-delay\`), $start_date."
 	echo
-	echo "- host: $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), load $load before the run"
+	echo "- host: $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)), load $load before the run"
 	echo "- source: $(git -C "$src" rev-parse --short HEAD 2> /dev/null)$(git -C "$src" diff --quiet HEAD -- src include bench/siw_start_delay.sh 2> /dev/null || echo ' (with uncommitted changes)'); \`UIW_RDMA_DEFAULT_START_DELAY_MS\` = $default"
 	echo "- guest: $(grep -E '^(kernel_package|siw_source)=' "$GUEST_CACHE/guest/info" | tr '\n' ' ')under $(guest_py accel 2> /dev/null || echo '?'), one vCPU"
 	echo "- rdma-core: $(grep -oE '(librdmacm1|rdmacm-utils)=[^ ]*' "$GUEST_CACHE/guest/info" | tr '\n' ' ')(the guest's and the host's)"
