@@ -65,7 +65,12 @@ struct cma_channel {
 	struct cma_event *head, *tail;
 	unsigned users;                /* ids on it or with their uiw id
 					  on uch */
-	bool closed;                   /* rdma_destroy_event_channel done */
+	unsigned waiters;              /* callers inside rdma_get_cm_event */
+	bool closed;                   /* the application's no more
+					  (destroyed, or an id's own):
+					  shut once no id uses it */
+	bool shut;                     /* calls fail with EBADF; released
+					  (kept as a spare) once unused */
 	struct cma_feed *feeds;
 	unsigned nfeeds;
 	struct cma_channel *next;      /* all channels */
