@@ -264,6 +264,12 @@ struct uiw_qp_init_attr {
 	 * UIW_ACCESS_REMOTE_WRITE, as iWARP devices do: the sink is the
 	 * tagged buffer the peer's Read Response writes (RFC 5040 §4.4). */
 	unsigned read_sink_access;
+	/* Work requests posted while the QP is in Error are taken and
+	 * complete at once with UIW_WC_WR_FLUSH_ERR, as the verbs have it
+	 * (and siw does), instead of failing with -EINVAL.  The verbs
+	 * layer asks for it: programs post after the peer ended the
+	 * connection (perftest's last exchange) and expect no error. */
+	uint8_t flush_in_error;
 };
 
 /* The lower-layer protocol that carries DDP.  Zero is TCP, so that a
@@ -492,8 +498,9 @@ const char *uiw_async_event_str(enum uiw_async_event_type type);
  * first request not posted.  Receives may be posted in Idle and RTS;
  * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
  * Terminate and Error a post fails with -EINVAL (the work requests that
- * were outstanding when the QP left RTS complete once, flushed).  A full
- * queue gives -ENOMEM. */
+ * were outstanding when the QP left RTS complete once, flushed), except
+ * in Error on a QP made with flush_in_error.  A full queue gives
+ * -ENOMEM. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr);
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,

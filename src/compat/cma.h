@@ -138,6 +138,10 @@ int cma_event_local(struct cma_id *c, enum rdma_cm_event_type type,
 		    int status);
 /* An event acknowledged; cma_lock held. */
 void cma_event_done(struct rdma_cm_event *ev);
+/* rdma-core 44 behaviour (rdma_destroy_id): waits until the events of c
+ * that other threads took are acknowledged; cma_lock held (released
+ * while waiting). */
+void cma_events_wait_taken(struct cma_id *c);
 /* The id's queued events move from one channel's queue to another's. */
 void cma_events_move(struct cma_id *c, struct cma_channel *from,
 		     struct cma_channel *to);

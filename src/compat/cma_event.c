@@ -28,8 +28,18 @@ struct cma_event {
 	struct cma_event *next;
 	struct cma_id *id;            /* ev.id's */
 	struct cma_id *listen;        /* ev.listen_id's */
+	/* Delivered by rdma_get_cm_event, to taker, and not acknowledged
+	 * yet: on the list of delivered events. */
+	bool taken;
+	pthread_t taker;
+	struct cma_event *tnext;
 	uint8_t pd[UIW_MPA_PRIVATE_DATA_MAX];
 };
+
+/* Events delivered and not acknowledged, and a signal at each
+ * acknowledgement (cma_events_wait_taken). */
+static struct cma_event *delivered;
+static pthread_cond_t taken_cond = PTHREAD_COND_INITIALIZER;
 
 int cma_err(int e)
 {
@@ -290,6 +300,15 @@ static void event_done(struct cma_event *e)
 {
 	struct cma_id *ids[2] = { e->id, e->listen };
 
+	if (e->taken) {
+		struct cma_event **pp;
+
+		for (pp = &delivered; *pp != e; pp = &(*pp)->tnext)
+			;
+		*pp = e->tnext;
+		pthread_cond_broadcast(&taken_cond);
+	}
+
 	/* rdma_get_request hands the request to the child (id->event): it
 	 * must not be acknowledged twice */
 	if (e->id->id.event == &e->ev)
@@ -307,6 +326,21 @@ static void event_done(struct cma_event *e)
 void cma_event_done(struct rdma_cm_event *ev)
 {
 	event_done((struct cma_event *)ev);
+}
+
+void cma_events_wait_taken(struct cma_id *c)
+{
+	pthread_t self = pthread_self();
+	struct cma_event *e;
+
+	do {
+		for (e = delivered; e; e = e->tnext)
+			if ((e->id == c || e->listen == c) &&
+			    !pthread_equal(e->taker, self))
+				break;
+		if (e)
+			pthread_cond_wait(&taken_cond, &cma_lock);
+	} while (e);
 }
 
 /* Takes the events of c (and, all: those naming c as listener) out of
@@ -550,6 +584,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		pthread_mutex_lock(&cma_lock);
 		if (err)
 			break;
+	}
+	if (e) {
+		e->taken = true;
+		e->taker = pthread_self();
+		e->tnext = delivered;
+		delivered = e;
 	}
 	waiter_leave(ch);
 	pthread_mutex_unlock(&cma_lock);

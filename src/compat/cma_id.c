@@ -6,9 +6,10 @@
  * behaviour): it gets a channel of its own, and each call that would
  * raise an event waits for it (cma_complete).
  *
- * rdma_destroy_id does not wait for the id's events to be acknowledged,
- * as rdma-core does (it would wait for ever when the caller holds one):
- * the id is freed at the last acknowledgement instead.
+ * rdma_destroy_id waits for the id's events that other threads took to
+ * be acknowledged, as rdma-core does, but not for those the caller took
+ * (rdma-core would wait for ever): the id is freed at their last
+ * acknowledgement instead.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -130,6 +131,11 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		close(c->resv_fd);
 	c->resv_fd = -1;
 	cma_events_drop(c);
+	/* rdma-core 44 behaviour: the events another thread took are
+	 * waited for (rping's CM thread acknowledges the last one as its
+	 * main thread destroys the id, then reads the channel again); the
+	 * caller's own are not, as rdma-core would wait for ever */
+	cma_events_wait_taken(c);
 	/* rdma-core 44 behaviour: a synchronous id's last event is
 	 * acknowledged with it */
 	if (c->sync && id->event)

@@ -110,6 +110,8 @@ static struct ibv_qp *vc_qp_create(struct ibv_pd *pd,
 	 * as a tagged buffer (RFC 5040 §4.4), so it needs remote write
 	 * access, as on every iWARP device. */
 	u.read_sink_access = UIW_ACCESS_REMOTE_WRITE;
+	/* verbs: a post to a QP in Error is taken and flushed */
+	u.flush_in_error = 1;
 	q->uqp = uiw_qp_create(((struct vc_pd *)pd)->upd, &u);
 	if (!q->uqp) {
 		free(q);

@@ -106,8 +106,8 @@ void uiw_qp_sq_check(struct uiw_qp *qp, uint32_t ctr, struct uiw_qp_act *act)
 
 /* Every outstanding WR completes once: the failing one with status, the
  * others flushed. */
-static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
-		     int status, struct uiw_qp_act *act)
+static void sq_flush(struct uiw_qp *qp, int64_t sq_fail, int status,
+		     struct uiw_qp_act *act)
 {
 	uint32_t c;
 
@@ -135,6 +135,12 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 	uiw_ext_flush(qp);
 	if (qp->msg.kind == UIW_MSG_SQ)
 		qp->msg.kind = UIW_MSG_NONE;
+}
+
+static void rq_flush(struct uiw_qp *qp, int64_t rq_fail, int status,
+		     struct uiw_qp_act *act)
+{
+	uint32_t c;
 
 	for (c = qp->rq.head; c != qp->rq.tail; c++) {
 		struct uiw_rq_slot *r = uiw_rq_at(qp, c);
@@ -149,6 +155,13 @@ static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
 		uiw_qp_post_cqe(qp, qp->rcq, &wc, act);
 	}
 	qp->rq.head = qp->rq.tail;
+}
+
+static void qp_flush(struct uiw_qp *qp, int64_t sq_fail, int64_t rq_fail,
+		     int status, struct uiw_qp_act *act)
+{
+	sq_flush(qp, sq_fail, status, act);
+	rq_flush(qp, rq_fail, status, act);
 	/* With an SRQ: the buffers it took are flushed, the others stay;
 	 * no more of its receives complete (the verbs' last WQE event). */
 	if (qp->srq)
@@ -576,6 +589,7 @@ struct uiw_qp *uiw_qp_create(struct uiw_pd *pd,
 	qp->cap = *c;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->read_sink_access = attr->read_sink_access;
+	qp->flush_in_error = attr->flush_in_error;
 	qp->sq_size = c->max_send_wr;
 	if (attr->srq) {
 		qp->srq = attr->srq;
@@ -747,6 +761,9 @@ void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
 static int post_check_state(struct uiw_qp *qp, const char *what)
 {
 	if (qp->state == UIW_QPS_IDLE || qp->state == UIW_QPS_RTS)
+		return 0;
+	/* taken, then flushed (uiw_post_send, uiw_post_recv) */
+	if (qp->state == UIW_QPS_ERROR && qp->flush_in_error)
 		return 0;
 	if (qp->state == UIW_QPS_ERROR || qp->state == UIW_QPS_TERMINATE)
 		return uiw_error(EINVAL, "qp %u: cannot post a %s in state %s "
@@ -931,6 +948,7 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr)
 	return 0;
 }
 
+
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr)
 {
@@ -957,6 +975,10 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		act.kick = true;
 		uiw_qp_act_pin(qp, &act);
 	}
+	/* Work posted in Error (flush_in_error) completes at once,
+	 * flushed, as the verbs' rule for a QP in Error has it. */
+	if (n && qp->state == UIW_QPS_ERROR)
+		sq_flush(qp, -1, UIW_WC_WR_FLUSH_ERR, &act);
 	pthread_mutex_unlock(&qp->lock);
 	uiw_qp_act_run(qp, &act);
 	return ret;
@@ -965,6 +987,7 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 		  struct uiw_recv_wr **bad_wr)
 {
+	struct uiw_qp_act act = { 0 };
 	int ret;
 
 	if (bad_wr)
@@ -986,7 +1009,10 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 				  bad_wr);
 	else if (bad_wr)
 		*bad_wr = wr;
+	if (qp->state == UIW_QPS_ERROR)     /* as in uiw_post_send */
+		rq_flush(qp, -1, UIW_WC_WR_FLUSH_ERR, &act);
 	pthread_mutex_unlock(&qp->lock);
+	uiw_qp_act_run(qp, &act);
 	return ret;
 }
 

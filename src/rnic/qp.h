@@ -230,6 +230,9 @@ struct uiw_qp {
 	/* Access an RDMA Read's sink needs beyond local write
 	 * (uiw_qp_init_attr.read_sink_access) */
 	unsigned read_sink_access;
+	/* Posts in Error complete at once, flushed
+	 * (uiw_qp_init_attr.flush_in_error) */
+	bool flush_in_error;
 	/* Receives come from this SRQ (srq.h): they are moved into the RQ
 	 * ring below as messages need them. */
 	struct uiw_srq *srq;

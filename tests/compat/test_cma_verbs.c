@@ -682,6 +682,35 @@ static void test_flush_on_disconnect(void **state)
 	server_stop(&s);
 }
 
+/* perftest's server ends by destroying its QP while connected (a
+ * reset), as its client posts a last receive: the post is taken and
+ * completes flushed, as the verbs have it for a QP in Error. */
+static void test_post_after_peer_reset(void **state)
+{
+	struct server s;
+	struct end c, sv;
+	struct ibv_wc wc;
+
+	server_start(&s);
+	client_prepare(&c, s.port, 0);
+	connect_pair(&s, &c, &sv, NULL, NULL, NULL);
+	rdma_destroy_qp(sv.id);
+	expect_ack(c.ch, RDMA_CM_EVENT_DISCONNECTED);
+	assert_int_equal(qp_state(c.id->qp), IBV_QPS_ERR);
+	post_recvs(&c, 1, 64);
+	send_wr(&c, IBV_WR_SEND, 7, c.buf, 8, c.mr->lkey, IBV_SEND_SIGNALED);
+	for (int i = 0; i < 2; i++) {
+		wc = poll_one(&c);
+		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+		assert_true(wc.wr_id == 100 || wc.wr_id == 7);
+	}
+	assert_int_equal(ibv_poll_cq(c.cq, 1, &wc), 0);
+	expect_ack(s.ch, RDMA_CM_EVENT_DISCONNECTED);
+	end_free(&c);
+	end_free(&sv);
+	server_stop(&s);
+}
+
 /* RDMA Write and Read, the data checked; a Read into a region without
  * REMOTE_WRITE is refused (the sink is a tagged buffer the peer's Read
  * Response writes, RFC 5040 §4.4). */
@@ -1337,6 +1366,76 @@ static void test_get_event_after_destroy(void **state)
 	assert_int_equal(errno, EBADF);
 }
 
+/* rdma_destroy_id waits for the id's events another thread took to be
+ * acknowledged (rdma-core 44 behaviour; rping's CM thread then reads
+ * the channel again before its main thread destroys that). */
+struct taker {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	sem_t got, go;
+	int acked;               /* atomic */
+};
+
+static void *taker_run(void *arg)
+{
+	struct taker *t = arg;
+	struct rdma_cm_event *ev;
+	struct timespec ts;
+
+	if (rdma_get_cm_event(t->ch, &ev))
+		return (void *)1;
+	sem_post(&t->got);
+	ts = in_ms(WAIT_MS);
+	if (sem_timedwait(&t->go, &ts))
+		return (void *)2;
+	__atomic_store_n(&t->acked, 1, __ATOMIC_RELEASE);
+	return (void *)(intptr_t)rdma_ack_cm_event(ev);
+}
+
+static void *destroyer_run(void *arg)
+{
+	struct taker *t = arg;
+
+	if (rdma_destroy_id(t->id))
+		return (void *)1;
+	/* the event was acknowledged first */
+	return (void *)(intptr_t)(__atomic_load_n(&t->acked,
+						  __ATOMIC_ACQUIRE) ? 0 : 2);
+}
+
+static void test_destroy_waits_for_other_thread(void **state)
+{
+	struct sockaddr_in a = lo_addr(9);
+	struct taker t = { 0 };
+	struct timespec ts;
+	pthread_t th, td;
+	void *ret;
+
+	t.ch = rdma_create_event_channel();
+	assert_non_null(t.ch);
+	assert_int_equal(sem_init(&t.got, 0, 0), 0);
+	assert_int_equal(sem_init(&t.go, 0, 0), 0);
+	assert_int_equal(rdma_create_id(t.ch, &t.id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(pthread_create(&th, NULL, taker_run, &t), 0);
+	assert_int_equal(rdma_resolve_addr(t.id, NULL, (struct sockaddr *)&a,
+					   2000), 0);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(sem_timedwait(&t.got, &ts), 0);
+	assert_int_equal(pthread_create(&td, NULL, destroyer_run, &t), 0);
+	ts = in_ms(SHORT_MS);
+	assert_int_equal(pthread_timedjoin_np(td, &ret, &ts), ETIMEDOUT);
+	sem_post(&t.go);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(pthread_timedjoin_np(th, &ret, &ts), 0);
+	assert_null(ret);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(pthread_timedjoin_np(td, &ret, &ts), 0);
+	assert_null(ret);
+	rdma_destroy_event_channel(t.ch);
+	sem_destroy(&t.got);
+	sem_destroy(&t.go);
+}
+
 /* A thread waiting in rdma_get_cm_event when the channel is destroyed
  * waits on (a read(2) on an fd closed under it does; rdma-core 44's
  * rping counts on it, its CM thread exiting on an error), with what it
@@ -1382,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_sends),
 		cmocka_unit_test(test_completion_channel),
 		cmocka_unit_test(test_flush_on_disconnect),
+		cmocka_unit_test(test_post_after_peer_reset),
 		cmocka_unit_test(test_write_read),
 		cmocka_unit_test(test_rfc7306),
 		cmocka_unit_test(test_srq_two_qps),
@@ -1397,6 +1497,7 @@ int main(void)
 		cmocka_unit_test(test_bound_destroyed_before_listen),
 		cmocka_unit_test(test_get_event_after_destroy),
 		cmocka_unit_test(test_destroy_channel_under_waiter),
+		cmocka_unit_test(test_destroy_waits_for_other_thread),
 	};
 
 	/* the default start delay is for siw; between two uiwarp ends it
