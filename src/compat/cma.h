@@ -71,6 +71,7 @@ struct cma_channel {
 					  shut once no id uses it */
 	bool shut;                     /* calls fail with EBADF; released
 					  (kept as a spare) once unused */
+	bool released;                 /* among the spares */
 	struct cma_feed *feeds;
 	unsigned nfeeds;
 	struct cma_channel *next;      /* all channels */

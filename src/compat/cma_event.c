@@ -140,6 +140,7 @@ static void channel_release(struct cma_channel *c)
 	c->head = c->tail = NULL;
 	c->feeds = NULL;
 	c->nfeeds = 0;
+	c->released = true;
 	c->next = spare;
 	spare = c;
 }
@@ -153,7 +154,8 @@ static void channel_release(struct cma_channel *c)
 static void channel_shut(struct cma_channel *c)
 {
 	c->shut = true;
-	if (!c->users && !c->waiters)
+	/* once: a late caller (EBADF) leaves a released channel too */
+	if (!c->users && !c->waiters && !c->released)
 		channel_release(c);
 }
 
