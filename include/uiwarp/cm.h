@@ -205,9 +205,21 @@ struct uiw_listen_param {
 	 * environment's UIW_SCTP_UDP_PORT, else 9899.  One per process:
 	 * the first listener or connection fixes it. */
 	uint16_t udp_port;
+	/* TCP: with adopt set, the listener takes over adopt_fd, a TCP
+	 * socket of the caller's that is bound (and may already listen)
+	 * instead of making its own: the port is the caller's from the
+	 * moment it bound it, and connections the kernel queued on it
+	 * before the call are served too.  addr may then be NULL (the
+	 * socket's address is the listener's; uiw_cm_local_addr).  On
+	 * success the socket is the listener's (made non-blocking, closed
+	 * when the listener goes); on failure it stays the caller's.
+	 * Without adopt (a zeroed struct) adopt_fd is not used. */
+	uint8_t adopt;
+	int adopt_fd;
 };
-/* Listens on addr (port 0 picks one; see uiw_cm_local_addr) with the
- * LLP and backlog of param (NULL: the defaults). */
+/* Listens on addr (port 0 picks one; see uiw_cm_local_addr), or on the
+ * socket param adopts, with the LLP and backlog of param (NULL: the
+ * defaults). */
 int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		     socklen_t addrlen, const struct uiw_listen_param *param,
 		     struct uiw_cm_id **listen_id);
@@ -244,7 +256,12 @@ int uiw_cm_accept(struct uiw_cm_id *id, struct uiw_qp *qp,
  * UIW_MPA_V2_PRIVATE_DATA_MAX octets then. */
 int uiw_cm_reject(struct uiw_cm_id *id, const void *private_data,
 		  uint16_t private_data_len);
-/* Graceful close: the QP goes to Closing, then Idle/Error with flushed WRs. */
+/* Graceful close: the QP goes to Closing, then Idle/Error with flushed WRs.
+ * During the setup (a connect under way, or an accept whose Reply is not
+ * through yet) the close is deferred: it starts right after ESTABLISHED,
+ * and if the setup fails instead there is nothing to close (0 either
+ * way).  Once an established connection ended: 0; an id never
+ * connected (or whose setup failed before the call): -ENOTCONN. */
 int uiw_cm_disconnect(struct uiw_cm_id *id);
 /* Frees an id (and stops a listener).  The QP stays with its owner. */
 int uiw_cm_destroy_id(struct uiw_cm_id *id);

@@ -496,9 +496,10 @@ const char *uiw_async_event_str(enum uiw_async_event_type type);
 /* Post work requests.  On failure *bad_wr (if not NULL) points at the
  * first request not posted.  Receives may be posted in Idle and RTS;
  * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
- * Terminate and Error (unless flush_in_error) a post fails with -EINVAL (the work requests that
- * were outstanding when the QP left RTS complete once, flushed).  A full
- * queue gives -ENOMEM. */
+ * Terminate and Error a post fails with -EINVAL (the work requests that
+ * were outstanding when the QP left RTS complete once, flushed), except
+ * in Error on a QP made with flush_in_error.  A full queue gives
+ * -ENOMEM. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr);
 int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,

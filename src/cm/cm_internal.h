@@ -140,6 +140,9 @@ struct uiw_cm_id {
 	struct cm_node sib, await;
 	bool in_await;
 	bool rejecting;              /* passive: the application let go */
+	/* uiw_cm_disconnect during the setup: the close starts once the
+	 * connection is established (cm_established). */
+	bool disc_pending;
 
 	/* SCTP (cm_sctp.c): the stack, the listener's or the session. */
 	struct uiw_sctp_stack *sctp;
@@ -216,6 +219,8 @@ int cm_passive_start(struct uiw_cm_id *c);
 void cm_passive_progress(struct uiw_cm_id *c);
 /* A passive connection failed (quietly before its CONNECT_REQUEST). */
 void cm_passive_fail(struct uiw_cm_id *id, int err, const char *why);
+/* Raises ESTABLISHED; a disconnect asked for during the setup starts. */
+void cm_established(struct uiw_cm_id *id, bool with_pd);
 
 /* ---- cm_sctp.c --------------------------------------------------------- */
 struct uiw_listen_param;

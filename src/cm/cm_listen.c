@@ -5,10 +5,13 @@
  * passive connection does once accepted is cm_ops.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -162,6 +165,55 @@ static int listen_op(void *arg)
 	return 0;
 }
 
+/* The caller's socket of uiw_listen_param.adopt, if it is a bound TCP
+ * socket over IPv4 or IPv6: 0, or -errno and why. */
+static int adopt_socket(struct uiw_cm_id *l, int fd, const char **why)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss), tl = sizeof(int), pl = sizeof(int);
+	int type = 0, proto = 0, fl;
+
+	*why = "not a TCP socket over IPv4 or IPv6";
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0) {
+		*why = strerror(errno);
+		return -errno;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &pl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+	    type != SOCK_STREAM || proto != IPPROTO_TCP ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		return -EINVAL;
+	/* sin_port and sin6_port lie at the same offset */
+	if (((struct sockaddr_in *)&ss)->sin_port == 0) {
+		*why = "not bound";
+		return -EINVAL;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		*why = strerror(errno);
+		return -errno;
+	}
+	memcpy(&l->local, &ss, sizeof(ss));
+	return 0;
+}
+
+/* A socket of the listener's own, bound to addr: 0 or -errno. */
+static int listener_socket(struct uiw_cm_id *l, const struct sockaddr *addr)
+{
+	int one = 1;
+
+	cm_sa_copy(&l->local, addr);
+	l->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+		       SOCK_CLOEXEC, 0);
+	if (l->fd < 0)
+		return -errno;
+	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l->fd, (const struct sockaddr *)&l->local,
+		 cm_sa_len(&l->local)) < 0)
+		return -errno;
+	return 0;
+}
+
 int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 		     socklen_t addrlen, const struct uiw_listen_param *param,
 		     struct uiw_cm_id **listen_id)
@@ -169,8 +221,9 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	static const struct uiw_listen_param none;
 	struct cm_op op = { 0 };
 	struct uiw_cm_id *l;
+	const char *why = NULL;
 	socklen_t len;
-	int one = 1, ret, backlog;
+	int ret, backlog;
 	char a[64];
 
 	if (!ch || !listen_id)
@@ -181,8 +234,10 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	ret = cm_check_llp(param->llp);
 	if (ret)
 		return ret;
-	ret = cm_check_addr(addr, addrlen);
-	if (ret)
+	if (param->adopt && param->llp != UIW_LLP_TCP)
+		return uiw_error(EINVAL, "cm: listen: only a TCP listener "
+				 "adopts a socket");
+	if (!param->adopt && (ret = cm_check_addr(addr, addrlen)))
 		return ret;
 	if (param->llp != UIW_LLP_TCP)
 		return cm_sctp_listen(ch, addr, param, listen_id);
@@ -194,22 +249,26 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 			  CM_AWAITING_DEFAULT;
 	l->max_rev = CM_MPA_REV_MAX;
 	l->startup_ms = CM_TIMEOUT_DEFAULT_MS;
-	cm_sa_copy(&l->local, addr);
-	l->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
-		       SOCK_CLOEXEC, 0);
-	if (l->fd < 0) {
-		ret = -errno;
-		cm_id_free(l);
-		return uiw_error(-ret, "cm: socket: %s", strerror(-ret));
+	if (param->adopt) {
+		ret = adopt_socket(l, param->adopt_fd, &why);
+		if (!ret)
+			l->fd = param->adopt_fd;
+	} else {
+		ret = listener_socket(l, addr);
 	}
-	setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(l->fd, (const struct sockaddr *)&l->local,
-		 cm_sa_len(&l->local)) < 0 || listen(l->fd, backlog) < 0) {
+	/* listen() on a socket that listens already sets its backlog */
+	if (!ret && listen(l->fd, backlog) < 0)
 		ret = -errno;
-		cm_sa_str(&l->local, a, sizeof(a));
+	if (ret) {
+		if (param->adopt)
+			l->fd = -1;     /* it stays the caller's */
+		if (param->adopt && why)
+			snprintf(a, sizeof(a), "adopt_fd %d", param->adopt_fd);
+		else
+			cm_sa_str(&l->local, a, sizeof(a));
 		cm_id_free(l);
 		return uiw_error(-ret, "cm: listen on %s: %s", a,
-				 strerror(-ret));
+				 why ? why : strerror(-ret));
 	}
 	len = sizeof(l->local);
 	getsockname(l->fd, (struct sockaddr *)&l->local, &len);
@@ -217,10 +276,13 @@ int uiw_cm_listen_ex(struct uiw_cm_channel *ch, const struct sockaddr *addr,
 	op.id = l;
 	ret = uiw_rt_call(ch->rt, listen_op, &op);
 	if (ret < 0) {
+		if (param->adopt)
+			l->fd = -1;
 		uiw_rt_call(ch->rt, cm_free_op, l);
 		return cm_op_error(&op, ret, "listen");
 	}
-	UIW_DBG(1, "cm: listening on %s", cm_sa_str(&l->local, a, sizeof(a)));
+	UIW_DBG(1, "cm: listening on %s%s", cm_sa_str(&l->local, a, sizeof(a)),
+		param->adopt ? " (an adopted socket)" : "");
 	*listen_id = l;
 	return 0;
 }

@@ -203,7 +203,7 @@ static void active_established(struct uiw_cm_id *id)
 		active_fail(id, ret, id->su.why);
 		return;
 	}
-	cm_ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, true);
+	cm_established(id, true);
 }
 
 static void active_delay_done(void *arg)
@@ -421,7 +421,7 @@ static int passive_established(struct uiw_cm_id *id)
 		cm_id_closed(id, ret);
 		return ret;
 	}
-	cm_ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, false);
+	cm_established(id, false);
 	return 0;
 }
 
@@ -657,12 +657,31 @@ static void tcp_closed_cb(void *arg, uiw_err_t err)
 	cm_ev_raise(id, &id->ev_disc, UIW_CM_EVENT_DISCONNECTED, 0, false);
 }
 
+/* The connection is being set up: an initiator's connect under way, or
+ * a responder that accepted and whose Reply (or SCTP Accept) is not yet
+ * through. */
+static bool setting_up(const struct uiw_cm_id *id)
+{
+	if (id->kind == CM_ACTIVE)
+		return id->state == S_CONNECTING || id->state == S_STARTUP ||
+		       id->state == S_START_DELAY;
+	return id->kind == CM_PASSIVE && id->state == S_STARTUP &&
+	       id->claimed && !id->rejecting;
+}
+
 static int disconnect_op(void *arg)
 {
 	struct cm_op *op = arg;
 	struct uiw_cm_id *id = op->id;
 	enum uiw_qp_state s;
 
+	/* Linux's iWARP CM (iw_cm_disconnect) waits for a connect or
+	 * accept under way to end, then closes what got established; here
+	 * the close is deferred instead of waited for. */
+	if (setting_up(id)) {
+		id->disc_pending = true;
+		return 0;
+	}
 	if (id->llp != UIW_LLP_TCP)
 		return cm_sctp_disconnect(id, op);
 	if (id->state == S_CLOSED && id->tcp)
@@ -680,6 +699,17 @@ static int disconnect_op(void *arg)
 	    !uiw_tcp_done(id->tcp))
 		uiw_tcp_abort(id->tcp);     /* raises DISCONNECTED */
 	return 0;
+}
+
+void cm_established(struct uiw_cm_id *id, bool with_pd)
+{
+	struct cm_op op = { .id = id };
+
+	cm_ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, with_pd);
+	if (id->disc_pending) {
+		id->disc_pending = false;
+		disconnect_op(&op);
+	}
 }
 
 int uiw_cm_disconnect(struct uiw_cm_id *id)

@@ -281,7 +281,7 @@ static void sess_accepted(void *ctx, struct uiw_ddps_sess *s,
 		return;
 	}
 	id->state = S_ESTABLISHED;
-	cm_ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, true);
+	cm_established(id, true);
 }
 
 /* ---- Connect ------------------------------------------------------------- */
@@ -566,7 +566,7 @@ int cm_sctp_accept(struct uiw_cm_id *id, struct cm_op *op)
 		op->why = "cannot send the Accept or attach the QP";
 		return ret;
 	}
-	cm_ev_raise(id, &id->ev_conn, UIW_CM_EVENT_ESTABLISHED, 0, false);
+	cm_established(id, false);
 	return 0;
 }
 

@@ -65,7 +65,13 @@ struct cma_channel {
 	struct cma_event *head, *tail;
 	unsigned users;                /* ids on it or with their uiw id
 					  on uch */
-	bool closed;                   /* rdma_destroy_event_channel done */
+	unsigned waiters;              /* callers inside rdma_get_cm_event */
+	bool closed;                   /* the application's no more
+					  (destroyed, or an id's own):
+					  shut once no id uses it */
+	bool shut;                     /* calls fail with EBADF; released
+					  (kept as a spare) once unused */
+	bool released;                 /* among the spares */
 	struct cma_feed *feeds;
 	unsigned nfeeds;
 	struct cma_channel *next;      /* all channels */
@@ -133,6 +139,10 @@ int cma_event_local(struct cma_id *c, enum rdma_cm_event_type type,
 		    int status);
 /* An event acknowledged; cma_lock held. */
 void cma_event_done(struct rdma_cm_event *ev);
+/* rdma-core 44 behaviour (rdma_destroy_id): waits until the events of c
+ * that other threads took are acknowledged; cma_lock held (released
+ * while waiting). */
+void cma_events_wait_taken(struct cma_id *c);
 /* The id's queued events move from one channel's queue to another's. */
 void cma_events_move(struct cma_id *c, struct cma_channel *from,
 		     struct cma_channel *to);

@@ -136,8 +136,13 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn)
 		return -1;
 	qp = id_qp(c, "rdma_accept");
 	ret = qp ? conn_param(c, conn, false, &p) : -errno;
-	if (!ret)
-		ret = uiw_cm_accept(c->uid, qp, &p);
+	if (ret) {
+		/* id_qp and conn_param logged why */
+		pthread_mutex_unlock(&cma_lock);
+		cma_qp_state(c, IBV_QPS_ERR);
+		return cma_err(-ret);
+	}
+	ret = uiw_cm_accept(c->uid, qp, &p);
 	if (ret) {
 		pthread_mutex_unlock(&cma_lock);
 		/* rdma-core 44 behaviour: the QP goes to the error state */
@@ -166,20 +171,28 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 	return ret ? cma_uiw_err(ret, "rdma_reject") : 0;
 }
 
+/* The id's state says what the application has read; the connection's
+ * is uiw_cm's.  So an id that connected or accepted disconnects whether
+ * or not its ESTABLISHED was read (perftest's server never reads it):
+ * uiw_cm closes the connection at once, or as soon as its setup ends
+ * (Linux's iw_cm_disconnect waits for that end, then closes). */
 int rdma_disconnect(struct rdma_cm_id *id)
 {
 	struct cma_id *c;
 	bool up;
 	int ret;
 
-	c = cma_id_lock(id, CMA_S(CMA_CONNECTED) | CMA_S(CMA_DISCONNECTED),
-			"rdma_disconnect");
+	c = cma_id_lock(id, CMA_S(CMA_CONNECT) | CMA_S(CMA_CONNECTED) |
+			CMA_S(CMA_DISCONNECTED), "rdma_disconnect");
 	if (!c)
 		return -1;
-	/* a DISCONNECTED taken already: nothing more to wait for */
+	/* a synchronous id waits for its DISCONNECTED when it has read
+	 * its ESTABLISHED and no DISCONNECTED yet */
 	up = c->state == CMA_CONNECTED;
 	ret = uiw_cm_disconnect(c->uid);
 	pthread_mutex_unlock(&cma_lock);
+	/* Linux: a connection that ended, or whose setup failed, has
+	 * nothing left to close */
 	if (ret == -ENOTCONN && !up)
 		return 0;
 	if (ret)

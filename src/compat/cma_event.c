@@ -28,8 +28,18 @@ struct cma_event {
 	struct cma_event *next;
 	struct cma_id *id;            /* ev.id's */
 	struct cma_id *listen;        /* ev.listen_id's */
+	/* Delivered by rdma_get_cm_event, to taker, and not acknowledged
+	 * yet: on the list of delivered events. */
+	bool taken;
+	pthread_t taker;
+	struct cma_event *tnext;
 	uint8_t pd[UIW_MPA_PRIVATE_DATA_MAX];
 };
+
+/* Events delivered and not acknowledged, and a signal at each
+ * acknowledgement (cma_events_wait_taken). */
+static struct cma_event *delivered;
+static pthread_cond_t taken_cond = PTHREAD_COND_INITIALIZER;
 
 int cma_err(int e)
 {
@@ -46,6 +56,12 @@ int cma_uiw_err(int ret, const char *what)
 /* ---- Channels ------------------------------------------------------ */
 
 static struct cma_channel *channels;
+/* Channels that went, kept for the next ones: a channel's memory is
+ * never handed back to the allocator, so that a thread that calls
+ * rdma_get_cm_event on a channel destroyed under it (rping's CM thread
+ * as its main thread ends) finds it shut, never freed memory.  As an fd
+ * number is, a channel's address may be used again by a later one. */
+static struct cma_channel *spare;
 
 static int epoll_watch(int epfd, int fd)
 {
@@ -56,16 +72,22 @@ static int epoll_watch(int epfd, int fd)
 
 struct cma_channel *cma_channel_new(void)
 {
-	struct cma_channel *c = calloc(1, sizeof(*c));
 	struct uiw_device *dev = uiw_compat_device();
+	struct cma_channel *c;
 	int e;
 
-	if (!c || !dev) {
-		e = c ? errno : ENOMEM;
-		free(c);
-		errno = e;
+	if (!dev)
+		return NULL;
+	c = spare;
+	if (c)
+		spare = c->next;
+	else
+		c = malloc(sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
 		return NULL;
 	}
+	memset(c, 0, sizeof(*c));
 	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
 	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->uch = uiw_cm_channel_create(dev);
@@ -82,7 +104,8 @@ struct cma_channel *cma_channel_new(void)
 			close(c->efd);
 		if (c->ch.fd >= 0)
 			close(c->ch.fd);
-		free(c);
+		c->next = spare;
+		spare = c;
 		errno = e;
 		return NULL;
 	}
@@ -91,7 +114,9 @@ struct cma_channel *cma_channel_new(void)
 	return c;
 }
 
-static void channel_free(struct cma_channel *c)
+/* What the channel holds goes; the channel stays shut among the
+ * spares. */
+static void channel_release(struct cma_channel *c)
 {
 	struct cma_channel **pp;
 	struct cma_event *e, *next;
@@ -110,14 +135,35 @@ static void channel_free(struct cma_channel *c)
 	close(c->efd);
 	close(c->ch.fd);
 	free(c->feeds);
-	free(c);
+	c->uch = NULL;
+	c->efd = c->ch.fd = -1;
+	c->head = c->tail = NULL;
+	c->feeds = NULL;
+	c->nfeeds = 0;
+	c->released = true;
+	c->next = spare;
+	spare = c;
+}
+
+/* The channel serves no more calls (rdma-core 44 behaviour: its fd is
+ * closed, a read then fails with EBADF).  A caller already waiting in
+ * rdma_get_cm_event is not woken, as a read(2) waiting on an fd closed
+ * under it is not; what it waits on stays until it leaves (a signal or
+ * a cancellation), as what the ids on the channel need stays until the
+ * last of them is destroyed.  cma_lock held. */
+static void channel_shut(struct cma_channel *c)
+{
+	c->shut = true;
+	/* once: a late caller (EBADF) leaves a released channel too */
+	if (!c->users && !c->waiters && !c->released)
+		channel_release(c);
 }
 
 /* cma_lock held. */
 void cma_channel_put(struct cma_channel *c)
 {
 	if (--c->users == 0 && c->closed)
-		channel_free(c);
+		channel_shut(c);
 }
 
 struct rdma_event_channel *rdma_create_event_channel(void)
@@ -130,9 +176,8 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return c ? &c->ch : NULL;
 }
 
-/* rdma-core 44 behaviour: the channel is closed whatever still uses it;
- * here what ids still need (their uiw channel) stays until the last of
- * them is destroyed. */
+/* rdma-core 44 behaviour: the channel is closed whatever still uses it
+ * (channel_shut). */
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cma_channel *c;
@@ -142,12 +187,11 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	c = cma_ch_of(channel);
 	pthread_mutex_lock(&cma_lock);
 	c->closed = true;
-	if (!c->users)
-		channel_free(c);
-	else
+	if (c->users)
 		uiw_compat_log("rdma_destroy_event_channel: %u ids still use "
 			       "the channel; it goes with the last of them",
 			       c->users);
+	channel_shut(c);
 	pthread_mutex_unlock(&cma_lock);
 }
 
@@ -258,6 +302,15 @@ static void event_done(struct cma_event *e)
 {
 	struct cma_id *ids[2] = { e->id, e->listen };
 
+	if (e->taken) {
+		struct cma_event **pp;
+
+		for (pp = &delivered; *pp != e; pp = &(*pp)->tnext)
+			;
+		*pp = e->tnext;
+		pthread_cond_broadcast(&taken_cond);
+	}
+
 	/* rdma_get_request hands the request to the child (id->event): it
 	 * must not be acknowledged twice */
 	if (e->id->id.event == &e->ev)
@@ -275,6 +328,21 @@ static void event_done(struct cma_event *e)
 void cma_event_done(struct rdma_cm_event *ev)
 {
 	event_done((struct cma_event *)ev);
+}
+
+void cma_events_wait_taken(struct cma_id *c)
+{
+	pthread_t self = pthread_self();
+	struct cma_event *e;
+
+	do {
+		for (e = delivered; e; e = e->tnext)
+			if ((e->id == c || e->listen == c) &&
+			    !pthread_equal(e->taker, self))
+				break;
+		if (e)
+			pthread_cond_wait(&taken_cond, &cma_lock);
+	} while (e);
 }
 
 /* Takes the events of c (and, all: those naming c as listener) out of
@@ -455,35 +523,82 @@ static void pump(struct cma_channel *ch)
 		drain(ch->feeds[i].src);
 }
 
+/* A caller leaves rdma_get_cm_event; cma_lock held. */
+static void waiter_leave(struct cma_channel *ch)
+{
+	if (--ch->waiters == 0 && ch->shut)
+		channel_shut(ch);
+}
+
+/* A caller cancelled in its poll (a cancellation point) leaves too. */
+static void waiter_cancelled(void *arg)
+{
+	pthread_mutex_lock(&cma_lock);
+	waiter_leave(arg);
+	pthread_mutex_unlock(&cma_lock);
+}
+
+/* Waits for fd to become readable; poll's result. */
+static int waiter_poll(struct cma_channel *ch, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int n;
+
+	pthread_cleanup_push(waiter_cancelled, ch);
+	n = poll(&pfd, 1, -1);
+	pthread_cleanup_pop(0);
+	return n;
+}
+
+/* rdma-core 44 behaviour: a read of the channel fd; once the channel is
+ * destroyed (channel_shut), -1 with EBADF. */
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
 {
 	struct cma_channel *ch;
+	struct cma_event *e = NULL;
+	int err = 0;
 
 	if (!channel || !event)
 		return cma_err(EINVAL);
 	ch = cma_ch_of(channel);
+	pthread_mutex_lock(&cma_lock);
+	ch->waiters++;
 	for (;;) {
-		struct pollfd pfd = { .fd = ch->ch.fd, .events = POLLIN };
-		struct cma_event *e;
-		int fl;
+		int fd = ch->ch.fd, fl;
 
-		pthread_mutex_lock(&cma_lock);
+		if (ch->shut) {
+			err = EBADF;
+			break;
+		}
 		pump(ch);
 		e = event_pop(ch);
+		if (e)
+			break;
 		pthread_mutex_unlock(&cma_lock);
-		if (e) {
-			*event = &e->ev;
-			return 0;
-		}
 		/* rdma-core 44 behaviour: a channel fd made non-blocking
 		 * (fcntl) gives EAGAIN instead of waiting */
-		fl = fcntl(ch->ch.fd, F_GETFL);
+		fl = fcntl(fd, F_GETFL);
 		if (fl >= 0 && (fl & O_NONBLOCK))
-			return cma_err(EAGAIN);
-		if (poll(&pfd, 1, -1) < 0)
-			return -1;       /* EINTR on a signal, as read(2) */
+			err = EAGAIN;
+		else if (waiter_poll(ch, fd) < 0)
+			err = errno;   /* EINTR on a signal, as read(2) */
+		pthread_mutex_lock(&cma_lock);
+		if (err)
+			break;
 	}
+	if (e) {
+		e->taken = true;
+		e->taker = pthread_self();
+		e->tnext = delivered;
+		delivered = e;
+	}
+	waiter_leave(ch);
+	pthread_mutex_unlock(&cma_lock);
+	if (!e)
+		return cma_err(err);
+	*event = &e->ev;
+	return 0;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)

@@ -6,9 +6,10 @@
  * behaviour): it gets a channel of its own, and each call that would
  * raise an event waits for it (cma_complete).
  *
- * rdma_destroy_id does not wait for the id's events to be acknowledged,
- * as rdma-core does (it would wait for ever when the caller holds one):
- * the id is freed at the last acknowledgement instead.
+ * rdma_destroy_id waits for the id's events that other threads took to
+ * be acknowledged, as rdma-core does, but not for those the caller took
+ * (rdma-core would wait for ever): the id is freed at their last
+ * acknowledgement instead.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -130,6 +131,11 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		close(c->resv_fd);
 	c->resv_fd = -1;
 	cma_events_drop(c);
+	/* rdma-core 44 behaviour: the events another thread took are
+	 * waited for (rping's CM thread acknowledges the last one as its
+	 * main thread destroys the id, then reads the channel again); the
+	 * caller's own are not, as rdma-core would wait for ever */
+	cma_events_wait_taken(c);
 	/* rdma-core 44 behaviour: a synchronous id's last event is
 	 * acknowledged with it */
 	if (c->sync && id->event)
@@ -284,13 +290,18 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 }
 
 /* The kernel binds at rdma_bind_addr, so that the port (an ephemeral
- * one for port 0) is known at once (qperf reads it before
- * rdma_listen): a socket holds it until the listener takes over.
- * SO_REUSEADDR as on uiw listeners: a connection accepted earlier on
- * the port does not keep a new listener off it. */
+ * one for port 0) is known at once: a socket holds it until the
+ * listener takes over.  qperf reads the port and sends it to its
+ * client before rdma_listen, so over TCP the socket listens at once:
+ * the kernel queues connections that come before rdma_listen, and
+ * rdma_listen hands the same socket to the uiw listener (adopt), which
+ * serves them; an id destroyed before listening closes it, and they
+ * are reset (REJECTED).  SO_REUSEADDR as on uiw listeners: a connection
+ * accepted earlier on the port does not keep a new listener off it. */
 static int reserve_port(struct cma_id *c, const struct sockaddr *sa)
 {
 	struct sockaddr_storage ss;
+	struct cma_opts eff;
 	socklen_t len = sizeof(ss);
 	int one = 1, fd;
 
@@ -299,7 +310,10 @@ static int reserve_port(struct cma_id *c, const struct sockaddr *sa)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, sa, cma_sa_len(sa)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+	    (cma_opt_resolve(&c->opts, &eff) == 0 &&
+	     eff.val[UIW_RDMA_OPT_LLP] == UIW_LLP_TCP &&
+	     listen(fd, SOMAXCONN) < 0)) {
 		int e = errno;
 
 		close(fd);
@@ -365,17 +379,28 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	lp.llp = (enum uiw_llp_kind)eff.val[UIW_RDMA_OPT_LLP];
 	lp.udp_port = (uint16_t)eff.val[UIW_RDMA_OPT_UDP_PORT];
 	lp.backlog = backlog;
-	close(c->resv_fd);
-	c->resv_fd = -1;
+	if (lp.llp == UIW_LLP_TCP) {
+		/* the connections queued since rdma_bind_addr come along */
+		lp.adopt = 1;
+		lp.adopt_fd = c->resv_fd;
+	} else {
+		/* SCTP ports are another space: the TCP one goes */
+		close(c->resv_fd);
+		c->resv_fd = -1;
+	}
 	ch = cma_ch_of(id->channel);
 	ret = uiw_cm_listen_ex(ch->uch, &id->route.addr.src_addr,
 			       cma_sa_len(&id->route.addr.src_addr), &lp, &uid);
 	if (ret) {
 		uiw_compat_log("rdma_listen: %s", uiw_last_error());
-		/* the port is free again: bound no more */
-		c->state = CMA_IDLE;
+		/* an adopted socket stays ours, the id bound; else the
+		 * port is free again: bound no more */
+		if (!lp.adopt)
+			c->state = CMA_IDLE;
 		goto out;
 	}
+	if (lp.adopt)
+		c->resv_fd = -1;        /* the listener's now */
 	if (eff.val[UIW_RDMA_OPT_MPA_REV] == 1 && lp.llp == UIW_LLP_TCP &&
 	    (ret = uiw_cm_set_max_mpa_rev(uid, 1)) < 0) {
 		uiw_compat_log("rdma_listen: %s", uiw_last_error());

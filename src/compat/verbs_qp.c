@@ -279,9 +279,12 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	memset(attr, 0, sizeof(*attr));
 	pthread_mutex_lock(&qp->mutex);
 	attr->qp_state = qp->state;
-	/* Once the engine left RTS, its state is the truth: a stream that
-	 * ended is seen without a modify_qp. */
-	if (qa.state != UIW_QPS_IDLE && qa.state != UIW_QPS_RTS &&
+	/* Once the engine holds the QP (a connection attached it), its
+	 * state is the truth, as a kernel provider's is: RTS from the
+	 * moment the connection is established, whether or not the
+	 * program has read its ESTABLISHED yet, and a stream that ended
+	 * is seen without a modify_qp. */
+	if (qa.state != UIW_QPS_IDLE &&
 	    (unsigned)qa.state < sizeof(vc_state_rows) / sizeof(vc_state_rows[0]))
 		attr->qp_state = vc_state_rows[qa.state];
 	attr->qp_access_flags = (int)q->access;

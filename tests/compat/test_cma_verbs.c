@@ -14,15 +14,18 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -32,6 +35,7 @@
 #include <uiwarp/rdma_option.h>
 
 #define WAIT_MS 15000      /* bound for any one event or completion */
+#define SHORT_MS 200       /* an event that must not come: its wait */
 #define BUF_LEN 4096
 #define DEPTH   16
 
@@ -91,7 +95,8 @@ struct server {
 
 static int ctx_tag;        /* the listener's context, by address */
 
-static void server_start(struct server *s)
+/* A server bound to a port the system picks, not listening yet. */
+static void server_bind(struct server *s)
 {
 	struct sockaddr_in a = lo_addr(0);
 
@@ -103,8 +108,18 @@ static void server_start(struct server *s)
 	/* qperf's order: the port is read before rdma_listen */
 	s->port = ntohs(rdma_get_src_port(s->listen));
 	assert_int_not_equal(s->port, 0);
+}
+
+static void server_listen(struct server *s)
+{
 	assert_int_equal(rdma_listen(s->listen, 8), 0);
 	assert_int_equal(ntohs(rdma_get_src_port(s->listen)), s->port);
+}
+
+static void server_start(struct server *s)
+{
+	server_bind(s);
+	server_listen(s);
 }
 
 static void server_stop(struct server *s)
@@ -458,7 +473,10 @@ static void test_create_qp_defaults(void **state)
 }
 
 /* rdma_destroy_id while the caller holds an event of the id returns at
- * once; the id stays readable until the event is acknowledged. */
+ * once; the id stays readable until the event is acknowledged.  The
+ * request, its accept refused first (no QP on the id), dies with it:
+ * the initiator sees the reset as REJECTED with -ECONNRESET, as Linux's
+ * iWARP CM reports it (a rejection proper is -ECONNREFUSED). */
 static void test_destroy_with_unacked_event(void **state)
 {
 	struct rdma_cm_event *ev;
@@ -469,6 +487,8 @@ static void test_destroy_with_unacked_event(void **state)
 	client_prepare(&c, s.port, 0);
 	assert_int_equal(rdma_connect(c.id, NULL), 0);
 	ev = expect_event(s.ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_int_equal(rdma_accept(ev->id, NULL), -1);
+	assert_int_equal(errno, EINVAL);
 	assert_int_equal(rdma_destroy_id(ev->id), 0);
 	/* and the listener's, whose request it is too */
 	assert_int_equal(rdma_destroy_id(s.listen), 0);
@@ -478,7 +498,7 @@ static void test_destroy_with_unacked_event(void **state)
 	rdma_destroy_event_channel(s.ch);
 	/* the request died with its id: the initiator is told */
 	ev = expect_event(c.ch, RDMA_CM_EVENT_REJECTED);
-	assert_true(ev->status < 0);
+	assert_int_equal(ev->status, -ECONNRESET);
 	assert_int_equal(rdma_ack_cm_event(ev), 0);
 	end_free(&c);
 }
@@ -657,6 +677,35 @@ static void test_flush_on_disconnect(void **state)
 		assert_int_equal(wc.wr_id, 100 + i);
 	}
 	assert_int_equal(ibv_poll_cq(sv.cq, 1, &wc), 0);
+	end_free(&c);
+	end_free(&sv);
+	server_stop(&s);
+}
+
+/* perftest's server ends by destroying its QP while connected (a
+ * reset), as its client posts a last receive: the post is taken and
+ * completes flushed, as the verbs have it for a QP in Error. */
+static void test_post_after_peer_reset(void **state)
+{
+	struct server s;
+	struct end c, sv;
+	struct ibv_wc wc;
+
+	server_start(&s);
+	client_prepare(&c, s.port, 0);
+	connect_pair(&s, &c, &sv, NULL, NULL, NULL);
+	rdma_destroy_qp(sv.id);
+	expect_ack(c.ch, RDMA_CM_EVENT_DISCONNECTED);
+	assert_int_equal(qp_state(c.id->qp), IBV_QPS_ERR);
+	post_recvs(&c, 1, 64);
+	send_wr(&c, IBV_WR_SEND, 7, c.buf, 8, c.mr->lkey, IBV_SEND_SIGNALED);
+	for (int i = 0; i < 2; i++) {
+		wc = poll_one(&c);
+		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+		assert_true(wc.wr_id == 100 || wc.wr_id == 7);
+	}
+	assert_int_equal(ibv_poll_cq(c.cq, 1, &wc), 0);
+	expect_ack(s.ch, RDMA_CM_EVENT_DISCONNECTED);
 	end_free(&c);
 	end_free(&sv);
 	server_stop(&s);
@@ -1126,6 +1175,309 @@ static void test_devices_and_unsupported(void **state)
 	close(p[1]);
 }
 
+/* ---- The id's state is the connection's ---------------------------- */
+
+/* The next CONNECT_REQUEST on s, accepted without parameters on sv's
+ * own verbs objects (the request acknowledged). */
+static void accept_next(struct server *s, struct end *sv)
+{
+	struct rdma_cm_event *ev = expect_event(s->ch,
+					       RDMA_CM_EVENT_CONNECT_REQUEST);
+
+	memset(sv, 0, sizeof(*sv));
+	sv->id = ev->id;
+	end_verbs(sv, sv->id->verbs, NULL, 0);
+	assert_int_equal(rdma_accept(sv->id, NULL), 0);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+}
+
+/* Each side's ESTABLISHED, then DISCONNECTED, all freed after. */
+static void expect_up_down(struct server *s, struct end *c, struct end *sv)
+{
+	expect_ack(c->ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(c->ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(s->ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(s->ch, RDMA_CM_EVENT_DISCONNECTED);
+	end_free(c);
+	end_free(sv);
+	server_stop(s);
+}
+
+/* perftest's server accepts and never reads its ESTABLISHED: the QP is
+ * in RTS all the same, and rdma_disconnect closes gracefully (a Send
+ * posted just before it still arrives), both sides seeing ESTABLISHED
+ * then DISCONNECTED. */
+static void test_disconnect_unread_established(void **state)
+{
+	struct server s;
+	struct end c, sv;
+	struct ibv_wc wc;
+
+	server_start(&s);
+	client_prepare(&c, s.port, 0);
+	post_recvs(&c, 2, 64);
+	assert_int_equal(rdma_connect(c.id, NULL), 0);
+	accept_next(&s, &sv);
+	/* the connection is up: the client's ESTABLISHED is proof */
+	expect_ack(c.ch, RDMA_CM_EVENT_ESTABLISHED);
+	assert_int_equal(qp_state(sv.id->qp), IBV_QPS_RTS);
+	memcpy(sv.buf, "last words", 11);
+	send_wr(&sv, IBV_WR_SEND, 1, sv.buf, 11, sv.mr->lkey,
+		IBV_SEND_SIGNALED);
+	assert_int_equal(rdma_disconnect(sv.id), 0);
+	wc = expect_wc(&c, IBV_WC_RECV);
+	assert_int_equal(wc.byte_len, 11);
+	assert_string_equal((char *)RX(&c, 0), "last words");
+	expect_ack(c.ch, RDMA_CM_EVENT_DISCONNECTED);
+	expect_ack(s.ch, RDMA_CM_EVENT_ESTABLISHED);
+	expect_ack(s.ch, RDMA_CM_EVENT_DISCONNECTED);
+	end_free(&c);
+	end_free(&sv);
+	server_stop(&s);
+}
+
+/* The initiator disconnects while its connect is under way (before the
+ * server even answers): the close follows the establishment. */
+static void test_disconnect_while_connecting(void **state)
+{
+	struct server s;
+	struct end c, sv;
+
+	server_start(&s);
+	client_prepare(&c, s.port, 0);
+	assert_int_equal(rdma_connect(c.id, NULL), 0);
+	assert_int_equal(rdma_disconnect(c.id), 0);
+	accept_next(&s, &sv);
+	expect_up_down(&s, &c, &sv);
+}
+
+/* ---- Connections before rdma_listen -------------------------------- */
+
+/* No event on ch within SHORT_MS. */
+static void expect_quiet(struct rdma_event_channel *ch)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, SHORT_MS), 0);
+}
+
+/* qperf's order: the port, read after rdma_bind_addr, reaches a client
+ * that connects before rdma_listen: its connection waits, and is
+ * served once the server listens. */
+static void test_connect_before_listen(void **state)
+{
+	struct server s;
+	struct end c, sv;
+
+	server_bind(&s);
+	client_prepare(&c, s.port, 0);
+	assert_int_equal(rdma_connect(c.id, NULL), 0);
+	expect_quiet(c.ch);          /* not refused: waiting */
+	server_listen(&s);
+	accept_next(&s, &sv);
+	assert_int_equal(rdma_disconnect(c.id), 0);
+	expect_up_down(&s, &c, &sv);
+}
+
+/* A bound id destroyed without listening lets go of its port: the
+ * connection that waited is reset (REJECTED). */
+static void test_bound_destroyed_before_listen(void **state)
+{
+	struct rdma_cm_event *ev;
+	struct server s;
+	struct end c;
+
+	server_bind(&s);
+	client_prepare(&c, s.port, 0);
+	assert_int_equal(rdma_connect(c.id, NULL), 0);
+	expect_quiet(c.ch);
+	server_stop(&s);
+	ev = expect_event(c.ch, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(ev->status, -ECONNRESET);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	end_free(&c);
+}
+
+/* ---- A channel destroyed under a waiter ---------------------------- */
+
+/* The drop-in's waits, seen from here: this poll(2) takes precedence
+ * over libc's for the libraries too.  A poll on watch_fd posts
+ * entered, so that a test knows a thread waits inside
+ * rdma_get_cm_event. */
+static int watch_fd = -1;
+static sem_t entered;
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	static int (*real)(struct pollfd *, nfds_t, int);
+
+	if (!real)
+		real = (int (*)(struct pollfd *, nfds_t, int))
+		       dlsym(RTLD_NEXT, "poll");
+	if (n == 1 && fds[0].fd >= 0 &&
+	    fds[0].fd == __atomic_load_n(&watch_fd, __ATOMIC_ACQUIRE))
+		sem_post(&entered);
+	return real(fds, n, timeout);
+}
+
+static void *waiter_run(void *arg)
+{
+	struct rdma_cm_event *ev = NULL;
+	int r = rdma_get_cm_event(arg, &ev);
+
+	return (void *)(intptr_t)(r == 0 ? 0 : errno);
+}
+
+static struct timespec in_ms(long ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+/* rping's exit (rdma-core 44): its CM thread acknowledges the last
+ * event of an id the main thread has destroyed, with the channel, and
+ * calls rdma_get_cm_event again: -1 with EBADF (rdma-core closed the
+ * fd), never a look at freed memory. */
+static void test_get_event_after_destroy(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch2;
+	struct sockaddr_in a = lo_addr(9);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&a,
+					   2000), 0);
+	ev = expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+	/* the last acknowledgement lets the channel go */
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+		assert_int_equal(errno, EBADF);
+	}
+	/* what went is used again once, not twice */
+	ch = rdma_create_event_channel();
+	ch2 = rdma_create_event_channel();
+	assert_non_null(ch);
+	assert_non_null(ch2);
+	assert_ptr_not_equal(ch, ch2);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch2);
+}
+
+/* rdma_destroy_id waits for the id's events another thread took to be
+ * acknowledged (rdma-core 44 behaviour; rping's CM thread then reads
+ * the channel again before its main thread destroys that). */
+struct taker {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	sem_t got, go;
+	int acked;               /* atomic */
+};
+
+static void *taker_run(void *arg)
+{
+	struct taker *t = arg;
+	struct rdma_cm_event *ev;
+	struct timespec ts;
+
+	if (rdma_get_cm_event(t->ch, &ev))
+		return (void *)1;
+	sem_post(&t->got);
+	ts = in_ms(WAIT_MS);
+	if (sem_timedwait(&t->go, &ts))
+		return (void *)2;
+	__atomic_store_n(&t->acked, 1, __ATOMIC_RELEASE);
+	return (void *)(intptr_t)rdma_ack_cm_event(ev);
+}
+
+static void *destroyer_run(void *arg)
+{
+	struct taker *t = arg;
+
+	if (rdma_destroy_id(t->id))
+		return (void *)1;
+	/* the event was acknowledged first */
+	return (void *)(intptr_t)(__atomic_load_n(&t->acked,
+						  __ATOMIC_ACQUIRE) ? 0 : 2);
+}
+
+static void test_destroy_waits_for_other_thread(void **state)
+{
+	struct sockaddr_in a = lo_addr(9);
+	struct taker t = { 0 };
+	struct timespec ts;
+	pthread_t th, td;
+	void *ret;
+
+	t.ch = rdma_create_event_channel();
+	assert_non_null(t.ch);
+	assert_int_equal(sem_init(&t.got, 0, 0), 0);
+	assert_int_equal(sem_init(&t.go, 0, 0), 0);
+	assert_int_equal(rdma_create_id(t.ch, &t.id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(pthread_create(&th, NULL, taker_run, &t), 0);
+	assert_int_equal(rdma_resolve_addr(t.id, NULL, (struct sockaddr *)&a,
+					   2000), 0);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(sem_timedwait(&t.got, &ts), 0);
+	assert_int_equal(pthread_create(&td, NULL, destroyer_run, &t), 0);
+	ts = in_ms(SHORT_MS);
+	assert_int_equal(pthread_timedjoin_np(td, &ret, &ts), ETIMEDOUT);
+	sem_post(&t.go);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(pthread_timedjoin_np(th, &ret, &ts), 0);
+	assert_null(ret);
+	ts = in_ms(WAIT_MS);
+	assert_int_equal(pthread_timedjoin_np(td, &ret, &ts), 0);
+	assert_null(ret);
+	rdma_destroy_event_channel(t.ch);
+	sem_destroy(&t.got);
+	sem_destroy(&t.go);
+}
+
+/* A thread waiting in rdma_get_cm_event when the channel is destroyed
+ * waits on (a read(2) on an fd closed under it does; rdma-core 44's
+ * rping counts on it, its CM thread exiting on an error), with what it
+ * waits on kept; a call after the destroy fails with EBADF; the waiter
+ * cancelled, what it held goes. */
+static void test_destroy_channel_under_waiter(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct timespec t;
+	pthread_t th;
+	void *ret;
+
+	assert_non_null(ch);
+	assert_int_equal(sem_init(&entered, 0, 0), 0);
+	__atomic_store_n(&watch_fd, ch->fd, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, waiter_run, ch), 0);
+	t = in_ms(WAIT_MS);
+	assert_int_equal(sem_timedwait(&entered, &t), 0);
+	__atomic_store_n(&watch_fd, -1, __ATOMIC_RELEASE);
+	rdma_destroy_event_channel(ch);
+	t = in_ms(SHORT_MS);
+	assert_int_equal(pthread_timedjoin_np(th, &ret, &t), ETIMEDOUT);
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(pthread_cancel(th), 0);
+	t = in_ms(WAIT_MS);
+	assert_int_equal(pthread_timedjoin_np(th, &ret, &t), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	sem_destroy(&entered);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1139,6 +1491,7 @@ int main(void)
 		cmocka_unit_test(test_sends),
 		cmocka_unit_test(test_completion_channel),
 		cmocka_unit_test(test_flush_on_disconnect),
+		cmocka_unit_test(test_post_after_peer_reset),
 		cmocka_unit_test(test_write_read),
 		cmocka_unit_test(test_rfc7306),
 		cmocka_unit_test(test_srq_two_qps),
@@ -1148,6 +1501,13 @@ int main(void)
 		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_getaddrinfo),
 		cmocka_unit_test(test_devices_and_unsupported),
+		cmocka_unit_test(test_disconnect_unread_established),
+		cmocka_unit_test(test_disconnect_while_connecting),
+		cmocka_unit_test(test_connect_before_listen),
+		cmocka_unit_test(test_bound_destroyed_before_listen),
+		cmocka_unit_test(test_get_event_after_destroy),
+		cmocka_unit_test(test_destroy_channel_under_waiter),
+		cmocka_unit_test(test_destroy_waits_for_other_thread),
 	};
 
 	/* the default start delay is for siw; between two uiwarp ends it

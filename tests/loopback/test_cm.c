@@ -16,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -1015,6 +1016,20 @@ static void test_raw_reply_accepted(void **state)
 	rawsrv_stop(&r);
 }
 
+/* A socket of type bound to 127.0.0.1 and a port the system picks,
+ * its address in ss. */
+static int bound_socket(int type, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(uiw_resolve("127.0.0.1", "0", 1, ss, len), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)ss, *len), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)ss, len), 0);
+	return fd;
+}
+
 static void test_connect_refused(void **state)
 {
 	struct sockaddr_storage ss;
@@ -1024,11 +1039,7 @@ static void test_connect_refused(void **state)
 	int fd;
 
 	/* A bound socket that does not listen: its port refuses. */
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(uiw_resolve("127.0.0.1", "0", 1, &ss, &len), 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
+	fd = bound_socket(SOCK_STREAM, &ss, &len);
 	cmu_end_open(&c, cli_dev, true);
 	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&ss,
 					len, NULL, &c.id), 0);
@@ -1275,6 +1286,119 @@ static void test_llp_kinds(void **state)
 	lst_close(&l);
 }
 
+/* ---- Adopting a socket; disconnect during the setup ------------------ */
+
+/* A TCP listener takes over a socket of the caller's that listens
+ * already: the connection the kernel queued on it before the listener
+ * existed is served; the listener's address is the socket's, and the
+ * listener closes it when it goes. */
+static void test_listen_adopt(void **state)
+{
+	struct uiw_listen_param lp = { .llp = UIW_LLP_TCP, .adopt = 1 };
+	struct sockaddr_storage ss, la;
+	socklen_t len = sizeof(ss);
+	struct uiw_cm_event ev;
+	struct lst l = { 0 };
+	struct cmu_end c, s;
+	int fd;
+
+	fd = bound_socket(SOCK_STREAM, &ss, &len);
+	assert_int_equal(listen(fd, 4), 0);
+	cmu_end_open(&c, cli_dev, true);
+	cmu_end_open(&s, srv_dev, false);
+	/* Before any listener: the kernel queues the connection, and the
+	 * client hears nothing (no refusal) meanwhile. */
+	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&ss,
+					len, NULL, &c.id), 0);
+	{
+		struct pollfd p = { .fd = uiw_cm_channel_fd(c.ch),
+				    .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, SHORT_MS), 0);
+	}
+	l.ch = uiw_cm_channel_create(srv_dev);
+	assert_non_null(l.ch);
+	lp.adopt_fd = fd;
+	if (uiw_cm_listen_ex(l.ch, NULL, 0, &lp, &l.id) != 0)
+		fail_msg("listen: %s", uiw_last_error());
+	assert_int_equal(uiw_cm_local_addr(l.id, &la), 0);
+	assert_int_equal(sa_port(&la), sa_port(&ss));
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	s.id = ev.id;
+	assert_int_equal(uiw_cm_accept(s.id, s.qp, NULL), 0);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	send_across(&c, &s, 4096, 3);
+	cmu_end_close(&c);
+	cmu_end_close(&s);
+	lst_close(&l);
+	/* the listener closed the socket it took */
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+}
+
+/* What cannot be adopted is refused, and the socket stays the
+ * caller's. */
+static void test_listen_adopt_refused(void **state)
+{
+	struct uiw_listen_param lp = { .llp = UIW_LLP_TCP, .adopt = 1 };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct uiw_cm_channel *ch = uiw_cm_channel_create(srv_dev);
+	struct uiw_cm_id *id = NULL;
+	int udp, tcp;
+
+	assert_non_null(ch);
+	udp = bound_socket(SOCK_DGRAM, &ss, &len);
+	tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(tcp >= 0);
+	lp.adopt_fd = udp;          /* not TCP */
+	assert_int_equal(uiw_cm_listen_ex(ch, NULL, 0, &lp, &id), -EINVAL);
+	lp.adopt_fd = tcp;          /* not bound */
+	assert_int_equal(uiw_cm_listen_ex(ch, NULL, 0, &lp, &id), -EINVAL);
+	lp.adopt_fd = -1;           /* not a descriptor */
+	assert_int_equal(uiw_cm_listen_ex(ch, NULL, 0, &lp, &id), -EBADF);
+	lp.adopt_fd = tcp;          /* SCTP listeners adopt nothing */
+	lp.llp = UIW_LLP_SCTP;
+	assert_int_equal(uiw_cm_listen_ex(ch, NULL, 0, &lp, &id), -EINVAL);
+	assert_null(id);
+	/* both still open, still the caller's */
+	assert_true(fcntl(udp, F_GETFD) >= 0);
+	assert_true(fcntl(tcp, F_GETFD) >= 0);
+	close(udp);
+	close(tcp);
+	assert_int_equal(uiw_cm_channel_destroy(ch), 0);
+}
+
+/* uiw_cm_disconnect while the connect is under way: 0, and the close
+ * starts once the connection is established (ESTABLISHED, then
+ * DISCONNECTED, on both sides). */
+static void test_disconnect_during_setup(void **state)
+{
+	struct uiw_cm_event ev;
+	struct lst l;
+	struct cmu_end c, s;
+
+	lst_open(&l, AF_INET, 8);
+	cmu_end_open(&c, cli_dev, true);
+	cmu_end_open(&s, srv_dev, false);
+	assert_int_equal(uiw_cm_connect(c.ch, c.qp, (struct sockaddr *)&l.addr,
+					l.len, NULL, &c.id), 0);
+	assert_int_equal(uiw_cm_disconnect(c.id), 0);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_CONNECT_REQUEST, &ev);
+	s.id = ev.id;
+	assert_int_equal(uiw_cm_accept(s.id, s.qp, NULL), 0);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	cmu_expect_event(c.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_ESTABLISHED, NULL);
+	cmu_expect_event(l.ch, UIW_CM_EVENT_DISCONNECTED, NULL);
+	/* once over, a disconnect is harmless */
+	assert_int_equal(uiw_cm_disconnect(c.id), 0);
+	cmu_end_close(&c);
+	cmu_end_close(&s);
+	lst_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1305,6 +1429,9 @@ int main(void)
 		cmocka_unit_test(test_qp_destroy_connected),
 		cmocka_unit_test(test_api_misuse),
 		cmocka_unit_test(test_llp_kinds),
+		cmocka_unit_test(test_listen_adopt),
+		cmocka_unit_test(test_listen_adopt_refused),
+		cmocka_unit_test(test_disconnect_during_setup),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
