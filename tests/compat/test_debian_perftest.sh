@@ -22,20 +22,42 @@ source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
 compat_init "$@" -- ib_write_bw ib_read_bw ib_send_bw ib_write_lat \
 	ib_read_lat ib_send_lat ib_atomic_bw ib_atomic_lat
 
+# perftest_race NAME: the client failed as perftest 4.5 itself fails
+# (true), not as uiwarp could make it fail.  After the parameters are
+# exchanged, perftest's client connects its data connection without
+# waiting for the server to bind and listen for it; a connection to a
+# port nobody listens on is refused (REJECTED, -ECONNREFUSED, as iWARP
+# devices report it), and perftest 4.5's retry then uses the ids it has
+# just destroyed (a use after free, fixed in perftest after 4.5 by
+# "Fix crashes and logical flaws in RDMA CM connection retry"): the
+# client dies of SIGSEGV, or fails, right after that REJECTED.
+perftest_race() {
+	[ "$crc" -ne 0 ] &&
+		grep -e 'Event: RDMA_CM_EVENT_REJECTED; error: -111' \
+			"$tmp/$1.cerr" >/dev/null
+}
+
 # perf_case NAME KIND ENV PROG SIZE ITERS ARGS...: a PROG server and
 # client with -R -s SIZE -n ITERS ARGS, ENV (VAR=VALUE words, or -) in
-# the environment of both; KIND bw or lat says which table.
+# the environment of both; KIND bw or lat says which table.  A run that
+# perftest_race explains is run again, twice at most.
 perf_case() {
-	local name=$1 kind=$2 prog=$4 size=$5 iters=$6 port head
+	local name=$1 kind=$2 prog=$4 size=$5 iters=$6 port head attempt
 	local -a e=()
 	[ "$3" = - ] || read -ra e <<<"$3"
 	shift 6
-	port=$(free_tcp_port) || { bad "$name: no free TCP port"; return; }
-	serve "$name" "$port" env "${e[@]}" "$run" "$prog" -R -F -p "$port" \
-		-s "$size" -n "$iters" "$@" || return
-	client "$name" env "${e[@]}" "$run" "$prog" -R -F -p "$port" \
-		-s "$size" -n "$iters" "$@" 127.0.0.1
-	reap "$name"
+	for attempt in 1 2 3; do
+		port=$(free_tcp_port) || { bad "$name: no free TCP port"; return; }
+		serve "$name" "$port" env "${e[@]}" "$run" "$prog" -R -F \
+			-p "$port" -s "$size" -n "$iters" "$@" || return
+		client "$name" env "${e[@]}" "$run" "$prog" -R -F -p "$port" \
+			-s "$size" -n "$iters" "$@" 127.0.0.1
+		reap "$name"
+		perftest_race "$name" && [ "$attempt" -lt 3 ] || break
+		echo "note: $name: perftest's data connection came before its" \
+			"server listened, and its retry crashed (perftest's own" \
+			"bug, see perftest_race); run again"
+	done
 	pair_ok "$name" || return
 	expect_line "$name" "$tmp/$name.cout" \
 		'Device +: uiwarp0([[:space:]]|$)' "the client runs on uiwarp0"

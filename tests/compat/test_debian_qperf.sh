@@ -15,7 +15,7 @@ set -uo pipefail
 # shellcheck source=compat_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/compat_lib.sh"
 compat_init "$@" -- qperf
-# Six tests of a second each, and their setup, in one client.
+# Five tests of a second each, and their setup, in one client.
 client_secs=40
 
 # figures NAME TEST...: for each TEST, the client's output has its
@@ -34,13 +34,35 @@ figures() {
 	done
 }
 
+# rnr NAME: the server's log gained "no receive buffer posted" during
+# client NAME's run.  qperf's rc_bw sends Sends as fast as it can and
+# leaves the receiver's reposting to InfiniBand's receiver-not-ready
+# retry; iWARP has none (RFC 5041 §7.2: a Send that finds no posted
+# buffer ends the stream with a Terminate), so on a loaded machine its
+# sender sometimes outruns the server's reposting, as it would on any
+# iWARP device.  Such a run is qperf's, not uiwarp's, and is run again.
+rnr() {
+	local now
+	now=$(grep -c 'no receive buffer posted' "$tmp/$name.serr")
+	[ "$now" -gt "${rnr_seen:-0}" ] || return 1
+	rnr_seen=$now
+}
+
 port=$(free_tcp_port) || fail "no free TCP port"
 name=qperf
-if serve "$name" "$port" "$run" qperf -lp "$port"; then
-	# Two clients in turn: the data tests, then the atomics.
+# The server logs (UIWARP_DEBUG) so that rnr can tell why a run failed.
+if serve "$name" "$port" env UIWARP_DEBUG=2 "$run" qperf -lp "$port"; then
+	# Clients in turn: Send bandwidth, the other data tests, the atomics.
 	while read -r cname tests; do
-		# shellcheck disable=SC2086
-		client "$cname" "$run" qperf -lp "$port" -cm1 -t 1 127.0.0.1 $tests
+		for attempt in 1 2 3; do
+			# shellcheck disable=SC2086
+			client "$cname" "$run" qperf -lp "$port" -cm1 -t 1 \
+				127.0.0.1 $tests
+			[ "$crc" -ne 0 ] && rnr "$cname" && [ "$attempt" -lt 3 ] ||
+				break
+			echo "note: $cname: qperf's sender outran its receiver's" \
+				"reposting (see rnr); run again"
+		done
 		if [ "$crc" -eq 0 ]; then
 			ok "$cname: the client exits 0"
 			# shellcheck disable=SC2086
@@ -50,7 +72,8 @@ if serve "$name" "$port" "$run" qperf -lp "$port"; then
 			show "$tmp/$cname.cout" "$tmp/$cname.cerr" "$tmp/$name.serr"
 		fi
 	done <<-'EOF'
-	qperf rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_lat
+	qperf-send rc_bw
+	qperf rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_lat
 	qperf-atomic rc_fetch_add_mr rc_compare_swap_mr
 	EOF
 
@@ -61,9 +84,10 @@ if serve "$name" "$port" "$run" qperf -lp "$port"; then
 		show "$tmp/$name.sout" "$tmp/$name.serr"
 	fi
 	reap "$name" stop
-	if [ -s "$tmp/$name.serr" ]; then
+	# Its own messages, not uiwarp's log: none.
+	if grep -v '^uiwarp' "$tmp/$name.serr" >"$tmp/$name.own"; then
 		bad "$name: the server wrote to stderr"
-		show "$tmp/$name.serr"
+		show "$tmp/$name.own"
 	else
 		ok "$name: the server reported no error"
 	fi
