@@ -865,6 +865,11 @@ static void test_rfc7306(void **state)
 static void test_srq_two_qps(void **state)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq_attr limit = { 0 };
+	struct ibv_async_event ae;
+	struct ibv_context *ctx;
+	struct pollfd pfd;
+	int fl;
 	struct server s;
 	struct end c[2], sv[2];
 	struct ibv_context **devs;
@@ -897,6 +902,18 @@ static void test_srq_two_qps(void **state)
 		connect_pair(&s, &c[i], &sv[i], NULL, NULL, srq);
 		qpn[i] = sv[i].id->qp->qp_num;
 	}
+	/* The limit event (IBV_SRQ_LIMIT): 8 posted, armed at 7; the
+	 * second message leaves 6, below it.  Earlier cases' events are
+	 * drained first (the async queue is the device's). */
+	ctx = pd->context;
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	assert_int_equal(fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	while (ibv_get_async_event(ctx, &ae) == 0)
+		ibv_ack_async_event(&ae);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fcntl(ctx->async_fd, F_SETFL, fl), 0);
+	limit.srq_limit = 7;
+	assert_int_equal(ibv_modify_srq(srq, &limit, IBV_SRQ_LIMIT), 0);
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc;
 
@@ -908,6 +925,16 @@ static void test_srq_two_qps(void **state)
 		assert_int_equal(wc.qp_num, qpn[i]);
 		assert_int_equal(buf[64 * wc.wr_id], 'x' + i);
 	}
+	pfd.fd = ctx->async_fd;
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_int_equal(ibv_get_async_event(ctx, &ae), 0);
+	assert_int_equal(ae.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	assert_ptr_equal(ae.element.srq, srq);
+	ibv_ack_async_event(&ae);
+	/* It fired, so it is disarmed (the verbs' rule). */
+	assert_int_equal(ibv_query_srq(srq, &limit), 0);
+	assert_int_equal(limit.srq_limit, 0);
 	for (int i = 0; i < 2; i++) {
 		disconnect_pair(&s, &c[i], &sv[i]);
 		end_free(&c[i]);
