@@ -264,10 +264,12 @@ struct uiw_qp_init_attr {
 	 * UIW_ACCESS_REMOTE_WRITE, as iWARP devices do: the sink is the
 	 * tagged buffer the peer's Read Response writes (RFC 5040 §4.4). */
 	unsigned read_sink_access;
-	/* Work requests posted in Error complete at once with
-	 * UIW_WC_WR_FLUSH_ERR instead of failing with -EINVAL (the verbs'
-	 * rule, which the verbs layer asks for).  Each is still checked as
-	 * in RTS first: one that could not be posted there fails. */
+	/* Work requests posted in Error or Terminate complete at once
+	 * with UIW_WC_WR_FLUSH_ERR, and receives posted in Closing wait and
+	 * are flushed when the close ends, instead of failing with -EINVAL
+	 * (the verbs' rule, which the verbs layer asks for: to verbs the
+	 * QP is connected, then in error).  Each is still checked as in
+	 * RTS first: one that could not be posted there fails. */
 	int flush_in_error;
 };
 
@@ -498,7 +500,7 @@ const char *uiw_async_event_str(enum uiw_async_event_type type);
  * sends in Idle (they go out once the QP is in RTS) and RTS.  In Closing,
  * Terminate and Error a post fails with -EINVAL (the work requests that
  * were outstanding when the QP left RTS complete once, flushed), except
- * in Error on a QP made with flush_in_error.  A full queue gives
+ * on a QP made with flush_in_error (see there).  A full queue gives
  * -ENOMEM. */
 int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 		  struct uiw_send_wr **bad_wr);

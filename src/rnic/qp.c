@@ -745,16 +745,25 @@ void uiw_qp_default_ird_ord(const struct uiw_qp *qp, uint32_t *ird,
 
 /* ---- Posting ------------------------------------------------------------- */
 
-/* Error with flush_in_error: posts are checked, then flushed at once. */
+/* flush_in_error, in Error or Terminate (whose outstanding work was
+ * flushed on entry): posts are checked, then flushed at once. */
 static bool post_flushes(const struct uiw_qp *qp)
 {
-	return qp->state == UIW_QPS_ERROR && qp->flush_in_error;
+	return qp->flush_in_error && (qp->state == UIW_QPS_ERROR ||
+				      qp->state == UIW_QPS_TERMINATE);
 }
 
-static int post_check_state(struct uiw_qp *qp, const char *what)
+static int post_check_state(struct uiw_qp *qp, bool recv)
 {
+	const char *what = recv ? "receive" : "send";
+
 	if (qp->state == UIW_QPS_IDLE || qp->state == UIW_QPS_RTS ||
 	    post_flushes(qp))
+		return 0;
+	/* flush_in_error, Closing: to verbs the QP is still connected; a
+	 * receive waits and is flushed with the rest when the close ends.
+	 * Nothing new is sent in Closing (RFC 5040 §6): a send fails. */
+	if (qp->state == UIW_QPS_CLOSING && qp->flush_in_error && recv)
 		return 0;
 	if (qp->state == UIW_QPS_ERROR || qp->state == UIW_QPS_TERMINATE)
 		return uiw_error(EINVAL, "qp %u: cannot post a %s in state %s "
@@ -866,7 +875,7 @@ static int sq_post_one(struct uiw_qp *qp, const struct uiw_send_wr *wr,
 	bool inl;
 	int ret;
 
-	ret = post_check_state(qp, "send");
+	ret = post_check_state(qp, false);
 	if (ret)
 		return ret;
 	w = uiw_wr_row(wr->opcode);
@@ -981,8 +990,8 @@ int uiw_post_send(struct uiw_qp *qp, struct uiw_send_wr *wr,
 	return ret;
 }
 
-/* Error with flush_in_error: each receive is checked as uiw_rq_post
- * checks it (the ring is empty in Error), then completes flushed. */
+/* post_flushes: each receive is checked as uiw_rq_post checks it (the
+ * ring is empty there), then completes flushed. */
 static int rq_post_flushed(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 			   struct uiw_recv_wr **bad_wr, struct uiw_qp_act *act)
 {
@@ -1028,7 +1037,7 @@ int uiw_post_recv(struct uiw_qp *qp, struct uiw_recv_wr *wr,
 				 qp->qpn, qp->srq->srqn);
 	}
 	pthread_mutex_lock(&qp->lock);
-	ret = post_check_state(qp, "receive");
+	ret = post_check_state(qp, true);
 	if (ret == 0 && post_flushes(qp))
 		ret = rq_post_flushed(qp, wr, bad_wr, &act);
 	else if (ret == 0)
