@@ -233,18 +233,11 @@ static void test_flush_in_error(void **state)
 	struct uiw_recv_wr rw[3], *rbad;
 	struct uiw_wc wc[8];
 	struct idle x;
-	struct uiw_device *dev;
-	struct uiw_cq *scq, *rcq;
-	struct uiw_qp *qp;
 	int i;
 
 	(void)state;
 	idle_open(&x, 2, 1);
-	dev = x.dev;
-	qp = x.qp;
-	scq = x.scq;
-	rcq = x.rcq;
-	assert_int_equal(uiw_qp_set_error(qp), 0);
+	assert_int_equal(uiw_qp_set_error(x.qp), 0);
 	/* More than the queues hold: nothing stays queued in Error. */
 	memset(sw, 0, sizeof(sw));
 	memset(rw, 0, sizeof(rw));
@@ -255,18 +248,18 @@ static void test_flush_in_error(void **state)
 		rw[i].wr_id = 400 + (uint64_t)i;
 		rw[i].next = i < 2 ? &rw[i + 1] : NULL;
 	}
-	assert_int_equal(uiw_post_send(qp, sw, &sbad), 0);
+	assert_int_equal(uiw_post_send(x.qp, sw, &sbad), 0);
 	assert_null(sbad);
-	assert_int_equal(uiw_post_recv(qp, rw, &rbad), 0);
+	assert_int_equal(uiw_post_recv(x.qp, rw, &rbad), 0);
 	assert_null(rbad);
-	assert_int_equal(uiw_cq_poll(scq, 8, wc), 3);
+	assert_int_equal(uiw_cq_poll(x.scq, 8, wc), 3);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(wc[i].wr_id, 300 + (uint64_t)i);
 		assert_int_equal(wc[i].status, UIW_WC_WR_FLUSH_ERR);
 		assert_int_equal(wc[i].opcode, i == 1 ? UIW_WC_RDMA_WRITE
 						      : UIW_WC_SEND);
 	}
-	assert_int_equal(uiw_cq_poll(rcq, 8, wc), 3);
+	assert_int_equal(uiw_cq_poll(x.rcq, 8, wc), 3);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(wc[i].wr_id, 400 + (uint64_t)i);
 		assert_int_equal(wc[i].status, UIW_WC_WR_FLUSH_ERR);
@@ -275,17 +268,17 @@ static void test_flush_in_error(void **state)
 	/* Checked first: an invalid lkey fails, the ones before flushed. */
 	sw[1].sg_list = &bad_sge;
 	sw[1].num_sge = 1;
-	assert_int_equal(uiw_post_send(qp, sw, &sbad), -EINVAL);
+	assert_int_equal(uiw_post_send(x.qp, sw, &sbad), -EINVAL);
 	assert_ptr_equal(sbad, &sw[1]);
-	assert_int_equal(uiw_cq_poll(scq, 8, wc), 1);
+	assert_int_equal(uiw_cq_poll(x.scq, 8, wc), 1);
 	assert_int_equal(wc[0].wr_id, 300);
 	rw[1].sg_list = &bad_sge;
 	rw[1].num_sge = 1;
-	assert_int_equal(uiw_post_recv(qp, rw, &rbad), -EINVAL);
+	assert_int_equal(uiw_post_recv(x.qp, rw, &rbad), -EINVAL);
 	assert_ptr_equal(rbad, &rw[1]);
-	assert_int_equal(uiw_cq_poll(rcq, 8, wc), 1);
+	assert_int_equal(uiw_cq_poll(x.rcq, 8, wc), 1);
 	assert_int_equal(wc[0].wr_id, 400);
-	LBU_OK(lbu_no_async_event(dev, "after flushed posts"));
+	LBU_OK(lbu_no_async_event(x.dev, "after flushed posts"));
 	idle_free(&x);
 }
 
@@ -322,38 +315,31 @@ static void test_set_error_idle(void **state)
 				  .send_flags = UIW_SEND_SIGNALED }, *sbad;
 	struct uiw_recv_wr rw = { 0 }, *rbad;
 	struct idle x;
-	struct uiw_device *dev;
-	struct uiw_cq *scq, *rcq;
-	struct uiw_qp *qp;
 	int i;
 
 	(void)state;
 	idle_open(&x, 4, 0);
-	dev = x.dev;
-	qp = x.qp;
-	scq = x.scq;
-	rcq = x.rcq;
 	for (i = 0; i < 3; i++) {
 		sw.wr_id = 100 + (uint64_t)i;
-		assert_int_equal(uiw_post_send(qp, &sw, &sbad), 0);
+		assert_int_equal(uiw_post_send(x.qp, &sw, &sbad), 0);
 		rw.wr_id = 200 + (uint64_t)i;
-		assert_int_equal(uiw_post_recv(qp, &rw, &rbad), 0);
+		assert_int_equal(uiw_post_recv(x.qp, &rw, &rbad), 0);
 	}
-	assert_int_equal(uiw_qp_set_error(qp), 0);
-	assert_int_equal(uiw_qp_query(qp, &qa), 0);
+	assert_int_equal(uiw_qp_set_error(x.qp), 0);
+	assert_int_equal(uiw_qp_query(x.qp, &qa), 0);
 	assert_int_equal(qa.state, UIW_QPS_ERROR);
-	check_once(scq, 100, 3, 1);
-	check_once(rcq, 200, 3, 1);
+	check_once(x.scq, 100, 3, 1);
+	check_once(x.rcq, 200, 3, 1);
 	/* Twice is once. */
-	assert_int_equal(uiw_qp_set_error(qp), 0);
-	LBU_OK(lbu_cq_empty(scq, "after the second uiw_qp_set_error"));
-	LBU_OK(lbu_cq_empty(rcq, "after the second uiw_qp_set_error"));
-	assert_int_equal(uiw_post_send(qp, &sw, &sbad), -EINVAL);
+	assert_int_equal(uiw_qp_set_error(x.qp), 0);
+	LBU_OK(lbu_cq_empty(x.scq, "after the second uiw_qp_set_error"));
+	LBU_OK(lbu_cq_empty(x.rcq, "after the second uiw_qp_set_error"));
+	assert_int_equal(uiw_post_send(x.qp, &sw, &sbad), -EINVAL);
 	assert_ptr_equal(sbad, &sw);
-	assert_int_equal(uiw_post_recv(qp, &rw, &rbad), -EINVAL);
+	assert_int_equal(uiw_post_recv(x.qp, &rw, &rbad), -EINVAL);
 	assert_ptr_equal(rbad, &rw);
 	/* Not an error of the stack: no event. */
-	LBU_OK(lbu_no_async_event(dev, "after uiw_qp_set_error"));
+	LBU_OK(lbu_no_async_event(x.dev, "after uiw_qp_set_error"));
 	assert_int_equal(uiw_qp_set_error(NULL), -EINVAL);
 	idle_free(&x);
 }
