@@ -2104,7 +2104,11 @@ static int run_server(void)
 	fflush(stdout);
 	/* Until a client comes a signal ends the server at once; once one
 	 * has, the session runs to its end (the client decides when), under
-	 * the deadline of tool_util.h. */
+	 * the deadline of tool_util.h.  A client has come once its
+	 * connection waits on the listener, accepted or not: when this
+	 * thread wakes to both, the connection is served.  Which of the
+	 * two it sees first says only how late it ran (on a busy machine,
+	 * long after the client had connected and sent its HELLO). */
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = lfd, .events = POLLIN },
@@ -2113,9 +2117,9 @@ static int run_server(void)
 
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
-		uiw_tool_exit_if_stopped();
 		if (pfd[0].revents)
 			break;
+		uiw_tool_exit_if_stopped();
 	}
 	memset(&c, 0, sizeof(c));
 	c.fd = accept(lfd, NULL, NULL);
@@ -2126,6 +2130,10 @@ static int run_server(void)
 	c.peer = "client";
 	serve(&c, false);
 	close(c.fd);
+	/* A session that a signal came during, and that still ended in
+	 * order before the deadline, is no success: the program was
+	 * stopped, and says so as a stopped client does (run_client). */
+	uiw_tool_exit_if_stopped();
 	printf("uiwarp-perf: server done\n");
 	return 0;
 }

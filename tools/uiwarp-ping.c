@@ -116,7 +116,7 @@ struct conn {
 
 	bool established;
 	bool peer_gone;			/* DISCONNECTED, or our WRs were flushed */
-	bool closing;			/* we disconnected: ignore flushes */
+	bool closing;			/* we disconnected: ignore completions */
 	bool have_adv;
 	struct ping_adv adv;		/* host order */
 	unsigned long sends_posted, sends_done, reads_done, writes_done;
@@ -426,9 +426,19 @@ static void report_wc(struct conn *c, const struct uiw_wc *wc)
 
 static int handle_wc(struct conn *c, const struct uiw_wc *wc)
 {
+	/* Once we have disconnected nothing more is exchanged: what still
+	 * completes is a flush, or a message of the peer's that crossed
+	 * our disconnect (its next advertisement, when a signal stopped
+	 * the server just as it came).  Such a Receive is not reposted:
+	 * the QP, in Closing, refuses the post (a uiwarp QP does unless
+	 * flush_in_error is on), and that refusal is no loss of the
+	 * connection to report; the wait for the peer's end goes on. */
+	if (c->closing) {
+		if (wc->status == UIW_WC_SUCCESS && wc->wr_id == WRID_RECV)
+			dbg(c->p, "a message of the peer's crossed our disconnect; left unread");
+		return 0;
+	}
 	if (wc->status != UIW_WC_SUCCESS) {
-		if (c->closing)
-			return 0;
 		if (wc->status == UIW_WC_WR_FLUSH_ERR &&
 		    wc->term.origin != UIW_TERM_LOCAL &&
 		    wc->term.origin != UIW_TERM_REMOTE) {
@@ -775,24 +785,44 @@ static void print_connected(struct conn *c)
 	    rtr_str(c->rtr, r, sizeof(r)));
 }
 
-/* Ends the connection in order: our FIN goes out, then the id goes. */
-static void conn_close(struct conn *c)
+/* Ends the connection in order: our FIN goes out, then the id goes.
+ * Returns -1 when the wait for the peer's end failed (said on stderr);
+ * a peer whose end does not come within PING_CLOSE_WAIT_MS is left
+ * behind without error. */
+static int conn_close(struct conn *c)
 {
 	double deadline = uiw_tool_now() + PING_CLOSE_WAIT_MS / 1000.0;
-	int left;
+	int left, rc;
 
 	c->closing = true;
 	if (c->peer_gone || !c->established)
-		return;
+		return 0;
 	if (uiw_cm_disconnect(c->id)) {
 		dbg(c->p, "disconnect: %s", uiw_last_error());
-		return;
+		return 0;
 	}
 	while (!c->peer_gone) {
 		left = (int)((deadline - uiw_tool_now()) * 1000);
-		if (left <= 0 || conn_progress(c, left) != 0)
+		if (left <= 0)
+			break;
+		rc = conn_progress(c, left);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
 			break;
 	}
+	return 0;
+}
+
+/* Closes and frees c after a run that ended with rc: an end that went
+ * wrong is no success, even after a run that went well or was stopped
+ * by a signal in order. */
+static int conn_end(struct conn *c, int rc)
+{
+	if (conn_close(c))
+		rc = -1;
+	conn_free(c);
+	return rc;
 }
 
 static void print_rate(struct ping *p, const char *who, long pings,
@@ -931,9 +961,7 @@ static int run_client(struct ping *p)
 				   t1 - t0, p->o.validate ?
 				   ", data verified" : "");
 	}
-	conn_close(c);
-	conn_free(c);
-	return rc;
+	return conn_end(c, rc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1068,9 +1096,7 @@ static int serve(struct ping *p, struct uiw_cm_event *req)
 			print_rate(p, who, pings, bytes, t1 - t0, "");
 		}
 	}
-	conn_close(c);
-	conn_free(c);
-	return rc;
+	return conn_end(c, rc);
 }
 
 /* Waits for the next connection request.  Returns 0, or 1 on a signal,
