@@ -1123,20 +1123,27 @@ undo:
 	c->live--;
 	s->state = SLOT_DONE;
 out:
+	if (s && (s->nmr || s->stage_mr || s->reply_mr)) {
+		/* the caller's memory now; ours too unless a late reply
+		 * may still write into it (then when that reply comes, or
+		 * the call is forgotten: zombie_end, which leaves mr[]
+		 * alone while the caller owns the slot).  Still counted
+		 * in active: close waits. */
+		bool zombie = s->state == SLOT_ZOMBIE;
+
+		pthread_mutex_unlock(&c->mu);
+		dereg_caller(s);
+		if (!zombie)
+			dereg_own(s);
+		pthread_mutex_lock(&c->mu);
+	}
+	if (s)
+		call->slot_ = s;
 	c->active--;
 	if (c->closing && !c->active)
 		pthread_cond_signal(&c->idle);
 	pthread_mutex_unlock(&c->mu);
 	pthread_cond_destroy(&w.cv);
-	if (s) {
-		/* the caller's memory now; ours too unless a late reply
-		 * may still write into it (then when that reply comes, or
-		 * the call is forgotten: zombie_end) */
-		dereg_caller(s);
-		if (s->state != SLOT_ZOMBIE)
-			dereg_own(s);
-		call->slot_ = s;
-	}
 	return call->status == UIW_RR_OK ? 0 : -1;
 }
 

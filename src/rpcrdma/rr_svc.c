@@ -74,6 +74,7 @@ struct uiw_rr_sconn {
 	struct uiw_rr_sconn *next;  /* the listener's lists */
 	int epfd, evfd;
 	bool dead, established;
+	bool in_recv;               /* inside uiw_rr_recv */
 	char why[96];
 	struct rr_req **reqs;       /* by receive buffer idx */
 	unsigned nreqs;             /* its size */
@@ -287,10 +288,17 @@ static void ready(struct uiw_rr_sconn *s, struct rr_req *r)
 {
 	r->state = REQ_READY;
 	r->next = NULL;
-	if (s->ready_tail)
+	if (s->ready_tail) {
 		s->ready_tail->next = r;
-	else
+	} else {
 		s->ready_head = r;
+		/* a call that came while uiw_rr_reply waited on the CQ:
+		 * the completion channel's event is gone, the fd must
+		 * still say there is work (uiw_rr_recv sees to it
+		 * itself) */
+		if (!s->in_recv)
+			evfd_set(s->evfd, true);
+	}
 	s->ready_tail = r;
 }
 
@@ -543,6 +551,7 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 
 	*req = NULL;
 	on_cm(s);
+	s->in_recv = true;
 	if (!s->dead) {
 		poll_cq(s);
 		if (!s->ready_head) {
@@ -552,6 +561,7 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 			poll_cq(s);
 		}
 	}
+	s->in_recv = false;
 	if (s->dead)
 		return -ENOTCONN;
 	if (!(r = s->ready_head)) {
@@ -794,6 +804,10 @@ int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 * buffers): wait for them before giving it back */
 		if (l->nwrite)
 			cq_wait(s, send_done, sb);
+		/* §4.5.4: a reply that did not get out ends the
+		 * connection; the caller hears of it */
+		if (s->dead)
+			ret = -1;
 	}
 	for (k = 0; k < UIW_RR_MAX_WCHUNK; k++)
 		if (mr[k])

@@ -419,8 +419,12 @@ static void *srv_main(void *arg)
 		uint64_t v;
 
 		pthread_mutex_lock(&srv->mu);
-		while (srv->gated && !srv->stop)
+		while (srv->gated && !srv->stop) {
+			srv->parked = true;
+			srv_signal(srv);
 			pthread_cond_wait(&srv->cv, &srv->mu);
+		}
+		srv->parked = false;
 		if (srv->stop) {
 			pthread_mutex_unlock(&srv->mu);
 			break;
@@ -545,6 +549,11 @@ void rt_srv_gate(struct rt_srv *srv)
 	srv->gated = true;
 	pthread_mutex_unlock(&srv->mu);
 	rt_srv_kick(srv);
+	/* until the thread waits at the gate */
+	pthread_mutex_lock(&srv->mu);
+	while (!srv->parked)
+		pthread_cond_wait(&srv->cv, &srv->mu);
+	pthread_mutex_unlock(&srv->mu);
 }
 
 void rt_srv_ungate(struct rt_srv *srv)

@@ -93,7 +93,7 @@ struct rt_srv {
 	int cmdfd;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool stop, gated;
+	bool stop, gated, parked;
 	/* what it saw (mu) */
 	unsigned accepted, ended, calls, replies, drops, deferred_done;
 	unsigned bad_calls;          /* calls the test protocol refused */

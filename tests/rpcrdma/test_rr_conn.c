@@ -288,8 +288,10 @@ static void disconnect_during_read(void **state)
 		call_ok(other, 100 + k, &small);
 	}
 	free(big);
-	/* every one of them ended at the Responder, holding nothing */
+	/* every one of them ended at the Responder, holding nothing
+	 * (once the thread has counted its replies to the other) */
 	assert_true(rt_srv_wait(&srv, &srv.ended, 3));
+	assert_true(rt_srv_wait(&srv, &srv.replies, 3));
 	pthread_mutex_lock(&srv.mu);
 	assert_int_equal(srv.held_now, 0);
 	pthread_mutex_unlock(&srv.mu);
