@@ -1121,10 +1121,13 @@ int uiw_rr_call(struct uiw_rr_clnt *c, struct uiw_rr_call *call)
 	}
 	goto out;
 undo:
+	/* (die() may have completed it meanwhile) */
+	if (s->state == SLOT_LIVE)
+		c->live--;
 	table_del(c, s);
 	credit_put(c, s);
-	c->live--;
 	s->state = SLOT_DONE;
+	s->w = NULL;
 out:
 	if (s && (s->nmr || s->stage_mr || s->reply_mr)) {
 		/* the caller's memory now; ours too unless a late reply

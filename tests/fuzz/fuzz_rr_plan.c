@@ -17,6 +17,10 @@
  *    Write falls inside an offered segment; the Requester's check
  *    (rr_plan_reply) accepts the header; the Write chunks hold the
  *    DDP results, the inline octets or the Reply chunk the rest.
+ * 4. Any octets as a reply, judged against an offer from the input:
+ *    accepted only with Write chunk lengths within the offer, the
+ *    inline stream inside the message, the Reply chunk's octets within
+ *    the offered ones; an RDMA_ERROR completes with its status.
  *
  * Input: a selector octet, then each part reads its fields in order
  * (zeros once the input runs out).
@@ -443,12 +447,77 @@ out:
 	free(sp);
 }
 
+/* ---- 4: any octets as a reply ----------------------------------------- */
+
+static void any_reply(const uint8_t *data, size_t size)
+{
+	struct fz in = { data, size };
+	struct rr_offer o = { 0 };
+	struct rr_reply_space *sp = malloc(sizeof(*sp));
+	struct uiw_rpcrdma_hdr h;
+	struct rr_reply_info info;
+	uint64_t offered = 0, total = 0;
+	unsigned i, j, nseg = 0;
+	const char *why;
+	uint8_t *msg;
+	size_t len;
+
+	FZ_CHECK(sp, "out of memory");
+	o.nwchunk = fz_u8(&in) % (UIW_RR_MAX_WCHUNK + 1);
+	for (i = 0; i < o.nwchunk; i++) {
+		o.wnseg[i] = fz_u8(&in) % 3;
+		for (j = 0; j < o.wnseg[i]; j++, nseg++)
+			o.wseg[nseg] = (struct uiw_rpcrdma_seg){ fz_u8(&in),
+				fz_u16(&in), fz_u8(&in) };
+	}
+	o.reply_present = fz_u8(&in) & 1;
+	o.npseg = o.reply_present ? fz_u8(&in) % 3 : 0;
+	for (j = 0; j < o.npseg; j++) {
+		o.pseg[j] = (struct uiw_rpcrdma_seg){ fz_u8(&in), fz_u16(&in),
+						      fz_u8(&in) };
+		offered += o.pseg[j].length;
+	}
+	len = in.n;
+	msg = fz_dup(in.p, len);
+	if (rr_reply_decode(msg, len, sp, &h, &why) == RR_REPLY_MATCH) {
+		rr_plan_reply(&h, len, &o, &info);
+		if (h.proc == UIW_RDMA_ERROR)
+			FZ_CHECK(info.status == UIW_RR_ERR_VERS ||
+				 info.status == UIW_RR_ERR_CHUNK,
+				 "RDMA_ERROR gave %d", info.status);
+		if (info.status == UIW_RR_OK) {
+			for (i = 0, nseg = 0; i < o.nwchunk; i++) {
+				uint64_t cap = 0;
+
+				for (j = 0; j < o.wnseg[i]; j++)
+					cap += o.wseg[nseg++].length;
+				FZ_CHECK(info.wlen[i] <= cap, "chunk %u: %llu of "
+					 "%llu", i, (unsigned long long)info.wlen[i],
+					 (unsigned long long)cap);
+				total += info.wlen[i];
+			}
+			if (info.long_reply)
+				FZ_CHECK(o.reply_present && info.reply_len <= offered,
+					 "Reply chunk of %llu, %llu offered",
+					 (unsigned long long)info.reply_len,
+					 (unsigned long long)offered);
+			else
+				FZ_CHECK(info.inline_off == h.hdr_len &&
+					 info.inline_off + info.inline_len == len,
+					 "inline stream outside the message");
+		}
+	}
+	free(msg);
+	free(sp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz in = { size ? data + 1 : data, size ? size - 1 : 0 };
 	uint8_t sel = size ? data[0] : 0;
 
 	any_call(in.p, in.n);
+	any_reply(in.p, in.n);
 	if (sel & 1)
 		call_round_trip(&in);
 	else

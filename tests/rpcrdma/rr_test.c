@@ -59,7 +59,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	struct uiw_rr_call call;
 	enum uiw_rr_status st;
 	bool data_inline;
-	size_t exp, off, k;
+	size_t exp, off, k = 0;
 	unsigned niov = 0;
 
 	why[0] = 0;
@@ -364,8 +364,9 @@ static void srv_poke(struct rt_srv *srv)
 	if (!cn)
 		return;
 	memset(cn->poke_buf, RT_POKE, sizeof(cn->poke_buf));
-	cn->poke_mr = ibv_reg_mr(rr_sconn_conn(cn->s)->pd, cn->poke_buf,
-				 sizeof(cn->poke_buf), 0);
+	if (!cn->poke_mr)
+		cn->poke_mr = ibv_reg_mr(rr_sconn_conn(cn->s)->pd, cn->poke_buf,
+					 sizeof(cn->poke_buf), 0);
 	if (!cn->poke_mr)
 		return;
 	rr_wr_init(&w, IBV_WR_RDMA_WRITE, rr_wr_id(NULL, RR_WR_WRITE),
@@ -629,23 +630,12 @@ static bool raw_event(struct rt_raw *r, enum rdma_cm_event_type want)
 	return ok;
 }
 
-int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
-		   size_t pdlen)
+/* The verbs objects of r->id and its receives. */
+static int raw_verbs(struct rt_raw *r)
 {
 	struct ibv_qp_init_attr qa = { 0 };
-	struct rdma_conn_param cp = { 0 };
 	unsigned i;
 
-	memset(r, 0, sizeof(*r));
-	r->ch = rdma_create_event_channel();
-	if (!r->ch || rr_nonblock(r->ch->fd) ||
-	    rdma_create_id(r->ch, &r->id, r, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&srv->addr,
-			      RT_WAIT_MS) ||
-	    !raw_event(r, RDMA_CM_EVENT_ADDR_RESOLVED) ||
-	    rdma_resolve_route(r->id, RT_WAIT_MS) ||
-	    !raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED))
-		return -1;
 	r->pd = ibv_alloc_pd(r->id->verbs);
 	r->cq = ibv_create_cq(r->id->verbs, 128, NULL, NULL, 0);
 	if (!r->pd || !r->cq || posix_memalign((void **)&r->buf, 4096,
@@ -664,6 +654,24 @@ int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
 	for (i = 0; i < RT_RAW_RECVS; i++)
 		if (raw_post_recv(r, i))
 			return -1;
+	return 0;
+}
+
+int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
+		   size_t pdlen)
+{
+	struct rdma_conn_param cp = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->ch = rdma_create_event_channel();
+	if (!r->ch || rr_nonblock(r->ch->fd) ||
+	    rdma_create_id(r->ch, &r->id, r, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&srv->addr,
+			      RT_WAIT_MS) ||
+	    !raw_event(r, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    rdma_resolve_route(r->id, RT_WAIT_MS) ||
+	    !raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED) || raw_verbs(r))
+		return -1;
 	cp.private_data = pd;
 	cp.private_data_len = (uint8_t)pdlen;
 	cp.responder_resources = 8;
@@ -674,7 +682,54 @@ int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
 	return 0;
 }
 
-int rt_raw_post(struct rt_raw *r, const void *msg, size_t len)
+int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	memset(l, 0, sizeof(*l));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->ch = rdma_create_event_channel();
+	if (!l->ch || rr_nonblock(l->ch->fd) ||
+	    rdma_create_id(l->ch, &l->id, l, RDMA_PS_TCP) ||
+	    rdma_bind_addr(l->id, (struct sockaddr *)&a) ||
+	    rdma_listen(l->id, 4))
+		return -1;
+	memset(addr, 0, sizeof(*addr));
+	memcpy(addr, rdma_get_local_addr(l->id), sizeof(struct sockaddr_in));
+	return 0;
+}
+
+int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
+		  size_t pdlen)
+{
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_event *ev;
+
+	memset(r, 0, sizeof(*r));
+	if (rr_cm_event(l->ch, RT_WAIT_MS, &ev) < 0)
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	r->id = ev->id;
+	rdma_ack_cm_event(ev);
+	r->ch = rdma_create_event_channel();
+	if (!r->ch || rr_nonblock(r->ch->fd) || rdma_migrate_id(r->id, r->ch) ||
+	    raw_verbs(r))
+		return -1;
+	cp.private_data = pd;
+	cp.private_data_len = (uint8_t)pdlen;
+	cp.responder_resources = 8;
+	cp.initiator_depth = 8;
+	if (rdma_accept(r->id, &cp) ||
+	    !raw_event(r, RDMA_CM_EVENT_ESTABLISHED))
+		return -1;
+	return 0;
+}
+
+static int raw_post(struct rt_raw *r, const void *msg, size_t len, bool inv,
+		    uint32_t rkey)
 {
 	unsigned slot = raw_sends++ % RAW_SEND_SLOTS;
 	uint8_t *p = r->buf + slot * 4096u;
@@ -683,9 +738,21 @@ int rt_raw_post(struct rt_raw *r, const void *msg, size_t len)
 	if (len > 4096)
 		return -1;
 	memcpy(p, msg, len);
-	rr_wr_init(&w, IBV_WR_SEND, 1000 + slot, p, (uint32_t)len, r->mr->lkey,
-		   0, 0, true);
+	rr_wr_init(&w, inv ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND, 1000 + slot, p,
+		   (uint32_t)len, r->mr->lkey, 0, 0, true);
+	w.wr.invalidate_rkey = rkey;
 	return rr_post(r->id->qp, &w.wr);
+}
+
+int rt_raw_post(struct rt_raw *r, const void *msg, size_t len)
+{
+	return raw_post(r, msg, len, false, 0);
+}
+
+int rt_raw_post_inv(struct rt_raw *r, const void *msg, size_t len,
+		    uint32_t rkey)
+{
+	return raw_post(r, msg, len, true, rkey);
 }
 
 /* Received messages seen while waiting for something else. */

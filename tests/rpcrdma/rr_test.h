@@ -152,6 +152,15 @@ struct rt_raw {
 /* Connects to srv with (pd, pdlen) as private data; 0 or -1. */
 int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
 		   size_t pdlen);
+/* A raw Responder: listens on 127.0.0.1 (port 0) into *addr... */
+int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr);
+/* ...and takes one connection, answering with (pd, pdlen) as private
+ * data; 0 or -1. */
+int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
+		  size_t pdlen);
+/* Posts a Send With Invalidate of rkey. */
+int rt_raw_post_inv(struct rt_raw *r, const void *msg, size_t len,
+		    uint32_t rkey);
 /* Sends len octets; 0 once the Send has completed, -1 otherwise. */
 int rt_raw_send(struct rt_raw *r, const void *msg, size_t len);
 /* Posts the Send and returns at once (its completion is not waited). */
