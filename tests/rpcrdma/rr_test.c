@@ -657,10 +657,25 @@ static int raw_verbs(struct rt_raw *r)
 	return 0;
 }
 
+/* rdma_connect or rdma_accept with (pd, pdlen), then ESTABLISHED. */
+static int raw_establish(struct rt_raw *r, const void *pd, size_t pdlen,
+			 int (*how)(struct rdma_cm_id *,
+				    struct rdma_conn_param *))
+{
+	struct rdma_conn_param cp = { 0 };
+
+	cp.private_data = pd;
+	cp.private_data_len = (uint8_t)pdlen;
+	cp.responder_resources = 8;
+	cp.initiator_depth = 8;
+	if (how(r->id, &cp) || !raw_event(r, RDMA_CM_EVENT_ESTABLISHED))
+		return -1;
+	return 0;
+}
+
 int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
 		   size_t pdlen)
 {
-	struct rdma_conn_param cp = { 0 };
 
 	memset(r, 0, sizeof(*r));
 	r->ch = rdma_create_event_channel();
@@ -672,14 +687,7 @@ int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
 	    rdma_resolve_route(r->id, RT_WAIT_MS) ||
 	    !raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED) || raw_verbs(r))
 		return -1;
-	cp.private_data = pd;
-	cp.private_data_len = (uint8_t)pdlen;
-	cp.responder_resources = 8;
-	cp.initiator_depth = 8;
-	if (rdma_connect(r->id, &cp) ||
-	    !raw_event(r, RDMA_CM_EVENT_ESTABLISHED))
-		return -1;
-	return 0;
+	return raw_establish(r, pd, pdlen, rdma_connect);
 }
 
 int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr)
@@ -702,7 +710,6 @@ int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr)
 int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
 		  size_t pdlen)
 {
-	struct rdma_conn_param cp = { 0 };
 	struct rdma_cm_event *ev;
 
 	memset(r, 0, sizeof(*r));
@@ -718,14 +725,7 @@ int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
 	if (!r->ch || rr_nonblock(r->ch->fd) || rdma_migrate_id(r->id, r->ch) ||
 	    raw_verbs(r))
 		return -1;
-	cp.private_data = pd;
-	cp.private_data_len = (uint8_t)pdlen;
-	cp.responder_resources = 8;
-	cp.initiator_depth = 8;
-	if (rdma_accept(r->id, &cp) ||
-	    !raw_event(r, RDMA_CM_EVENT_ESTABLISHED))
-		return -1;
-	return 0;
+	return raw_establish(r, pd, pdlen, rdma_accept);
 }
 
 static int raw_post(struct rt_raw *r, const void *msg, size_t len, bool inv,

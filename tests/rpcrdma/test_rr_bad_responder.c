@@ -145,21 +145,29 @@ static void send_words(struct pair *p, const uint32_t *w, size_t n)
 	assert_int_equal(rt_raw_send(&p->r, m, words(m, w, n)), 0);
 }
 
-/* A proper inline reply with credit, echoing the Write chunk (if any)
- * with len octets written. */
-static void reply_ok(struct pair *p, const struct got *g, uint32_t credit,
-		     uint32_t len)
+/* An inline reply to g with credit, echoing its Write chunk (if any)
+ * with len octets written; sent With Invalidate of inv when not 0. */
+static void reply_inv(struct pair *p, const struct got *g, uint32_t credit,
+		      uint32_t len, uint32_t inv)
 {
 	const uint32_t with_w[] = { g->xid, 1, credit, UIW_RDMA_MSG, 0,
 		1, 1, g->wseg.handle, len, (uint32_t)(g->wseg.offset >> 32),
 		(uint32_t)g->wseg.offset, 0, 0, g->xid };
 	const uint32_t plain[] = { g->xid, 1, credit, UIW_RDMA_MSG, 0, 0, 0,
 				   g->xid };
+	uint8_t m[128];
+	size_t n = g->wseg.handle ? words(m, with_w, 14) : words(m, plain, 8);
 
-	if (g->wseg.handle)
-		send_words(p, with_w, 14);
+	if (inv)
+		assert_int_equal(rt_raw_post_inv(&p->r, m, n, inv), 0);
 	else
-		send_words(p, plain, 8);
+		assert_int_equal(rt_raw_send(&p->r, m, n), 0);
+}
+
+static void reply_ok(struct pair *p, const struct got *g, uint32_t credit,
+		     uint32_t len)
+{
+	reply_inv(p, g, credit, len, 0);
 }
 
 static struct uiw_rr_stats cstats(struct pair *p)
@@ -325,15 +333,7 @@ static void invalidation(void **state)
 	pair_open(&p, false);
 	ccall_start(&a, p.c, 0x20, true, 0);
 	ga = receive_call(&p);
-	{
-		const uint32_t w[] = { ga.xid, 1, 8, 0, 0, 1, 1, ga.wseg.handle,
-			0, (uint32_t)(ga.wseg.offset >> 32),
-			(uint32_t)ga.wseg.offset, 0, 0, ga.xid };
-		uint8_t m[128];
-
-		assert_int_equal(rt_raw_post_inv(&p.r, m, words(m, w, 14),
-						 ga.wseg.handle), 0);
-	}
+	reply_inv(&p, &ga, 8, 0, ga.wseg.handle);
 	assert_int_equal(ccall_end(&a), UIW_RR_BAD_REPLY);
 	uiw_rr_call_done(p.c, &a.call);
 	pair_close(&p);
@@ -349,39 +349,17 @@ static void invalidation(void **state)
 	ga = receive_call(&p);
 	ccall_start(&b, p.c, 0x32, true, 0);
 	gb = receive_call(&p);
-	{
-		const uint32_t w[] = { gb.xid, 1, 8, 0, 0, 1, 1, gb.wseg.handle,
-			0, (uint32_t)(gb.wseg.offset >> 32),
-			(uint32_t)gb.wseg.offset, 0, 0, gb.xid };
-		uint8_t m[128];
-
-		/* b's reply invalidating a's STag */
-		assert_int_equal(rt_raw_post_inv(&p.r, m, words(m, w, 14),
-						 ga.wseg.handle), 0);
-	}
+	/* b's reply invalidating a's STag */
+	reply_inv(&p, &gb, 8, 0, ga.wseg.handle);
 	assert_int_equal(ccall_end(&b), UIW_RR_BAD_REPLY);
 	uiw_rr_call_done(p.c, &b.call);
-	{
-		const uint32_t w[] = { ga.xid, 1, 8, 0, 0, 1, 1, ga.wseg.handle,
-			0, (uint32_t)(ga.wseg.offset >> 32),
-			(uint32_t)ga.wseg.offset, 0, 0, ga.xid };
-
-		send_words(&p, w, 14);
-	}
+	reply_ok(&p, &ga, 8, 0);
 	assert_int_equal(ccall_end(&a), UIW_RR_OK);
 	uiw_rr_call_done(p.c, &a.call);
 	/* its own STag: counted */
 	ccall_start(&a, p.c, 0x33, true, 0);
 	ga = receive_call(&p);
-	{
-		const uint32_t w[] = { ga.xid, 1, 8, 0, 0, 1, 1, ga.wseg.handle,
-			5, (uint32_t)(ga.wseg.offset >> 32),
-			(uint32_t)ga.wseg.offset, 0, 0, ga.xid };
-		uint8_t m[128];
-
-		assert_int_equal(rt_raw_post_inv(&p.r, m, words(m, w, 14),
-						 ga.wseg.handle), 0);
-	}
+	reply_inv(&p, &ga, 8, 5, ga.wseg.handle);
 	assert_int_equal(ccall_end(&a), UIW_RR_OK);
 	assert_int_equal(a.call.wlen[0], 5);
 	uiw_rr_call_done(p.c, &a.call);
