@@ -581,6 +581,16 @@ bool rt_srv_wait(struct rt_srv *srv, const unsigned *field, unsigned want)
 	return ok;
 }
 
+unsigned rt_srv_get(struct rt_srv *srv, const unsigned *field)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&srv->mu);
+	v = *field;
+	pthread_mutex_unlock(&srv->mu);
+	return v;
+}
+
 struct uiw_rr_clnt *rt_connect(struct rt_srv *srv, const struct uiw_rr_opts *o)
 {
 	char err[128] = "";

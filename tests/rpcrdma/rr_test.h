@@ -128,6 +128,8 @@ void rt_srv_kick(struct rt_srv *srv);
 /* Waits until *field (under mu) is at least want, RT_WAIT_MS at most;
  * false on timeout. */
 bool rt_srv_wait(struct rt_srv *srv, const unsigned *field, unsigned want);
+/* *field, read under mu. */
+unsigned rt_srv_get(struct rt_srv *srv, const unsigned *field);
 /* A Requester connected to it. */
 struct uiw_rr_clnt *rt_connect(struct rt_srv *srv, const struct uiw_rr_opts *o);
 

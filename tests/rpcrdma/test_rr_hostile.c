@@ -331,7 +331,7 @@ static void ends_alone(struct rt_raw *r, unsigned ended_before)
 static void bad_read_stag(void **state)
 {
 	struct rt_raw r, other;
-	unsigned ended = srv.ended;
+	unsigned ended = rt_srv_get(&srv, &srv.ended);
 	size_t alen;
 	uint32_t rkey;
 	uint64_t a;
@@ -359,7 +359,7 @@ static void bad_read_stag(void **state)
 static void bad_write_stag(void **state)
 {
 	struct rt_raw r;
-	unsigned ended = srv.ended;
+	unsigned ended = rt_srv_get(&srv, &srv.ended);
 	size_t alen;
 	uint32_t rkey;
 	uint64_t a;
@@ -424,7 +424,7 @@ static void send_too_long(void **state)
 static void credit_overrun(void **state)
 {
 	struct rt_raw r;
-	unsigned ended = srv.ended, i;
+	unsigned ended = rt_srv_get(&srv, &srv.ended), i;
 	uint8_t m[64];
 
 	(void)state;
