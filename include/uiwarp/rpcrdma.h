@@ -31,7 +31,16 @@ enum uiw_rpcrdma_dir {
  * One DDP-eligible data item of one procedure.  Items are counted as
  * the opaque bodies (xdr_opaque, xdr_bytes, xdr_string: the octets, not
  * the length word) of the procedure's arguments or results in XDR
- * order, from 1.
+ * order, from 1.  libtirpc's xdr_opaque emits nothing for an empty
+ * body, so an empty one is not counted: the items after it count one
+ * lower (harmless when, as in NFS, the eligible item is the last body).
+ *
+ * ARGS: a body of at least min_len octets is reduced (an RDMA Read
+ * chunk).  RESULTS: the Requester offers a Write chunk for it (RFC 8166
+ * §3.4.6) when the size it expects is at least min_len; Write chunks go
+ * to the results' eligible items in XDR order (RFC 8267 §6.4.1), so
+ * a Requester offers them for a leading run of its RESULTS rules (in
+ * table order) and stops at the first it leaves inline.
  */
 struct uiw_rpcrdma_ddp_rule {
 	rpcprog_t prog;
@@ -41,6 +50,11 @@ struct uiw_rpcrdma_ddp_rule {
 	unsigned item;      /* 1 = the first opaque body; 0 = each of them */
 	size_t min_len;     /* shorter ones travel inline */
 	size_t max_len;     /* RESULTS: the Write chunk offered for it */
+	/* RESULTS, optional: the size of the Write chunk to offer, read
+	 * from the call's arguments (args decodes them from the first;
+	 * e.g. NFSv3 READ's count).  0: none.  max_len, when not 0,
+	 * bounds it.  NULL: max_len. */
+	size_t (*result_len)(const struct uiw_rpcrdma_ddp_rule *r, XDR *args);
 };
 
 struct uiw_rpcrdma_ulb {
