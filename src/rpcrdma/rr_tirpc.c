@@ -3,6 +3,7 @@
  */
 #include "rr_tirpc.h"
 
+#include <netinet/in.h>
 #include <string.h>
 
 void uiw_rpcrdma_opts_init(struct uiw_rpcrdma_opts *o, bool server)
@@ -72,4 +73,10 @@ int uiw_rr_resolve(const char *host, const char *port, bool passive,
 const char *uiw_rr_netid(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? UIW_RR_NETID6 : UIW_RR_NETID;
+}
+
+socklen_t uiw_rr_sa_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
 }

@@ -24,5 +24,7 @@ void uiw_rr_stats_add(struct uiw_rpcrdma_stats *s,
 int uiw_rr_resolve(const char *host, const char *port, bool passive,
 		   struct addrinfo **res);
 const char *uiw_rr_netid(const struct sockaddr *sa);
+/* The length of the address of ss's family. */
+socklen_t uiw_rr_sa_len(const struct sockaddr_storage *ss);
 
 #endif

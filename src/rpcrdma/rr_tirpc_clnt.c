@@ -497,9 +497,7 @@ CLIENT *uiw_rpcrdma_clnt_create(const char *host, const char *port,
 	c->xid = (uint32_t)getpid() ^ (uint32_t)now.tv_sec ^
 		 (uint32_t)now.tv_usec;
 	c->nb.buf = &c->addr;
-	c->nb.len = c->nb.maxlen =
-		c->addr.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-					      : sizeof(struct sockaddr_in);
+	c->nb.len = c->nb.maxlen = uiw_rr_sa_len(&c->addr);
 	cl->cl_ops = (struct clnt_ops *)&rr_clnt_ops;
 	cl->cl_private = c;
 	return cl;

@@ -75,12 +75,6 @@ static void hub_put(struct rr_hub *h)
 	}
 }
 
-static socklen_t sa_len(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-					 : sizeof(struct sockaddr_in);
-}
-
 /* The SVCXPRT's fields as svc_vc fills them: the descriptor poll
  * watches, the netid svc_reg files the programs under (so that it
  * asks no rpcbind through the descriptor), the addresses
@@ -97,13 +91,13 @@ static void xprt_fill(struct rr_xprt *x, int fd, const struct xp_ops *ops,
 	xp->xp_p3 = &x->ext;
 	xp->xp_netid = (char *)uiw_rr_netid((struct sockaddr *)&x->la);
 	xp->xp_type = NC_TPI_COTS_ORD;
-	xp->xp_ltaddr = (struct netbuf){ sa_len(&x->la), sa_len(&x->la),
+	xp->xp_ltaddr = (struct netbuf){ uiw_rr_sa_len(&x->la), uiw_rr_sa_len(&x->la),
 					 &x->la };
 	if (x->ra.ss_family) {
-		xp->xp_rtaddr = (struct netbuf){ sa_len(&x->ra),
-						 sa_len(&x->ra), &x->ra };
-		xp->xp_addrlen = (int)sa_len(&x->ra);
-		memcpy(&xp->xp_raddr, &x->ra, sa_len(&x->ra));
+		xp->xp_rtaddr = (struct netbuf){ uiw_rr_sa_len(&x->ra),
+						 uiw_rr_sa_len(&x->ra), &x->ra };
+		xp->xp_addrlen = (int)uiw_rr_sa_len(&x->ra);
+		memcpy(&xp->xp_raddr, &x->ra, uiw_rr_sa_len(&x->ra));
 	}
 }
 
