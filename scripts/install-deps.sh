@@ -12,4 +12,5 @@ exec bash "$(dirname "${BASH_SOURCE[0]}")/apt-ensure.sh" install-deps \
 	build-essential cmake pkg-config libisal-dev libcmocka-dev libusrsctp-dev tshark \
 	iproute2 procps clang libclang-rt-dev valgrind \
 	libibverbs-dev librdmacm-dev libibverbs1 librdmacm1 ibverbs-providers \
-	rdmacm-utils ibverbs-utils perftest qperf binutils
+	rdmacm-utils ibverbs-utils perftest qperf binutils \
+	libtirpc-dev rpcsvc-proto

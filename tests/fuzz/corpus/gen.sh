@@ -399,3 +399,12 @@ seed rr_plan rt_call_long     01 00000006 00 05 \
 				00 2000 01 0005 00 0007 01 4e20 00 0100
 seed rr_plan rt_reply_chunks  00 00000007 40 03 02 1000 0800 00 01 4000 \
 				01 02 4000 2000 03 01 1800 00 0100 01 0700
+# ---- rpcrdma_splice: c0, a 16-bit count per Write chunk, the stream ----
+# the first body from chunk 1 (5 octets), the second ("abc") inline
+seed rpcrdma_splice first_chunk 03 0005 00000000 00000005 00000003 61626300
+# each body from a chunk of its own
+seed rpcrdma_splice each_two    04 0004 0002 00000000 00000004 00000002
+# no chunk: both inline with their pads
+seed rpcrdma_splice inline      00 00000000 00000002 41420000 00000001 43000000
+# a failed result: the chunk offered stays unused
+seed rpcrdma_splice failed      03 0000 00000046
