@@ -10,10 +10,10 @@
  * Given the server's port, neither asks rpcbind (clnt_create would).
  *
  * SIGINT and SIGTERM end the client at once, whatever call is under
- * way: the handler removes the half-written file of a get and calls
- * _exit(128 + the signal's number).  No call has to finish for that, so
- * a server that went silent cannot hold the client (the call timeout,
- * -T, ends the wait without a signal).
+ * way: a thread of its own takes them, removes the half-written file of
+ * a get and calls _exit(128 + the signal's number).  No call has to
+ * finish for that, so a server that went silent cannot hold the client
+ * (the call timeout, -T, ends the wait without a signal).
  */
 #include <err.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,34 +54,44 @@ static struct {
 
 /* ---- Errors and signals ---------------------------------------------- */
 
-/* The temporary file a get writes, removed when a signal ends it. */
+/* The temporary file a get writes, removed when a signal ends the
+ * client; partial_mu keeps the signal thread from reading a name half
+ * made or renamed. */
 static char partial[PATH_MAX];
+static pthread_mutex_t partial_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void on_signal(int signo)
+/* libtirpc blocks every signal during a call (clnt_vc_call,
+ * clnt_dg_call), so no handler could run then: SIGINT and SIGTERM are
+ * blocked in every thread and taken by this one, which ends the
+ * process whatever the others do. */
+static void *signal_main(void *arg)
 {
-	static const char msg_int[] = PROG_NAME ": interrupted by SIGINT\n";
-	static const char msg_term[] = PROG_NAME ": interrupted by SIGTERM\n";
-	ssize_t rc;
+	const sigset_t *set = arg;
+	int signo = 0;
 
+	while (sigwait(set, &signo))
+		;
+	pthread_mutex_lock(&partial_mu);
 	if (partial[0])
 		unlink(partial);
-	if (signo == SIGINT)
-		rc = write(2, msg_int, sizeof(msg_int) - 1);
-	else
-		rc = write(2, msg_term, sizeof(msg_term) - 1);
-	(void)rc;
+	fprintf(stderr, PROG_NAME ": interrupted by %s\n",
+		signo == SIGINT ? "SIGINT" : "SIGTERM");
 	_exit(128 + signo);
 }
 
+/* Before the CLIENT's threads start, which inherit the mask. */
 static void signals_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	static sigset_t set;
+	pthread_t th;
 
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGINT);
-	sigaddset(&sa.sa_mask, SIGTERM);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&th, NULL, signal_main, &set))
+		errx(1, "cannot start the signal thread");
+	pthread_detach(th);
 	/* a server that goes away is an RPC error to report */
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -193,7 +204,8 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-static void write_fd(int fd, const char *p, size_t len, const char *path)
+/* 0, or -1 with errno. */
+static int write_fd(int fd, const char *p, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, p, len);
@@ -201,37 +213,44 @@ static void write_fd(int fd, const char *p, size_t len, const char *path)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			err(1, "%s", path);
+			return -1;
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 /* path ("-": standard output) holds p and nothing else, or is left as it
  * was: written to a temporary file beside it, then renamed. */
 static void write_all(const char *path, const char *p, size_t len)
 {
-	int fd;
+	int fd, rc;
 
 	if (!strcmp(path, "-")) {
-		write_fd(1, p, len, "standard output");
+		if (write_fd(1, p, len) < 0)
+			err(1, "standard output");
 		return;
 	}
+	pthread_mutex_lock(&partial_mu);
 	if ((size_t)snprintf(partial, sizeof(partial), "%s.XXXXXX", path) >=
 	    sizeof(partial))
 		errx(1, "%s: name too long", path);
 	fd = mkstemp(partial);
-	if (fd < 0) {
-		partial[0] = 0;
+	if (fd < 0)
 		err(1, "%s", path);
-	}
+	pthread_mutex_unlock(&partial_mu);
 	fchmod(fd, 0644 & ~umask(umask(0)));
-	write_fd(fd, p, len, path);
-	if (close(fd) < 0 || rename(partial, path) < 0) {
+	rc = write_fd(fd, p, len);
+	pthread_mutex_lock(&partial_mu);
+	if (rc < 0 || close(fd) < 0 || rename(partial, path) < 0) {
+		int e = errno;
+
 		unlink(partial);
+		errno = e;
 		err(1, "%s", path);
 	}
 	partial[0] = 0;
+	pthread_mutex_unlock(&partial_mu);
 }
 
 static void print_attr(const char *name, const store_attr *a)

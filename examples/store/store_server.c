@@ -12,13 +12,14 @@
  * clients are given the ports.
  *
  * The loop is svc_run's (poll on svc_pollfd, then svc_getreq_poll) with
- * one more fd, a pipe written by the signal handler: libtirpc's svc_run
- * can only be left through svc_exit, which takes a lock and so cannot be
- * called from a handler.  SIGUSR1 prints what RPC-over-RDMA moved so
- * far; SIGINT and SIGTERM print it and end the server with status 0.
- * Should the end not come within 2 s (the loop stuck in libtirpc, e.g.
- * reading a record from a client that went silent halfway), SIGALRM
- * ends the process with 128 + the signal's number.
+ * one more fd, a pipe written by the thread that takes the signals
+ * (tools/lib/rpc_util.c: libtirpc's svc_run can only be left through
+ * svc_exit, which takes a lock and cannot wake a poll under way).
+ * SIGUSR1 prints what RPC-over-RDMA moved so far; SIGINT and SIGTERM
+ * print it and end the server with status 0.  Should the end not come
+ * within 2 s (the loop stuck in libtirpc, e.g. reading a record from a
+ * client that went silent halfway), the signal thread ends the process
+ * with 128 + the signal's number.
  *
  * Objects live in memory, in a sorted array (LIST walks it in strcmp
  * order), at most -m octets in all.
@@ -28,7 +29,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -256,47 +257,76 @@ bool_t store_stat_1_svc(store_name *name, store_stat_res *res,
 
 /* ---- Signals and the loop -------------------------------------------- */
 
+/* The signal thread tells the loop through this pipe. */
 static int sig_pipe[2] = { -1, -1 };
 
-static void on_signal(int signo)
+static void tell_loop(int signo)
 {
 	unsigned char c = (unsigned char)signo;
-	int saved = errno;
 
-	/* the orderly end has STOP_GRACE_S seconds (SIGALRM after that) */
-	if (signo != SIGUSR1)
-		alarm(STOP_GRACE_S);
 	if (write(sig_pipe[1], &c, 1) < 0) {
 		/* a full pipe holds enough signals already */
 	}
-	errno = saved;
 }
 
-static void on_alarm(int signo)
+/* SIGINT, SIGTERM and SIGUSR1 are blocked in every thread and taken by
+ * this one (libtirpc blocks all signals in parts of its work, where no
+ * handler would run).  It hands them to the loop; after SIGINT or
+ * SIGTERM the loop has STOP_GRACE_S seconds to end the server, and a
+ * second signal a second or more later ends it at once. */
+static double since(const struct timespec *t0)
 {
-	static const char msg[] = PROG_NAME ": did not end within 2 s of "
-		"the signal; exiting\n";
+	struct timespec t;
 
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more to do about it */
-	}
-	_exit(128 + SIGTERM);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static void *signal_main(void *arg)
+{
+	const sigset_t *set = arg;
+	struct timespec t0, rest;
+	double left;
+	int signo = 0, again;
+
+	while (sigwait(set, &signo) || signo == SIGUSR1)
+		if (signo == SIGUSR1)
+			tell_loop(signo);
+	tell_loop(signo);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((left = STOP_GRACE_S - since(&t0)) > 0) {
+		rest.tv_sec = (time_t)left;
+		rest.tv_nsec = (long)((left - (double)rest.tv_sec) * 1e9);
+		again = sigtimedwait(set, NULL, &rest);
+		if (again > 0 && again != SIGUSR1 && since(&t0) >= 1) {
+			fprintf(stderr, PROG_NAME ": signal again: stopping "
+				"at once\n");
+			_exit(128 + again);
+		}
+	}
+	fprintf(stderr, PROG_NAME ": did not end within %d s of %s; "
+		"exiting\n", STOP_GRACE_S,
+		signo == SIGINT ? "SIGINT" : "SIGTERM");
+	_exit(128 + signo);
+}
+
+/* Before the transports start threads, which inherit the mask. */
 static void signals_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct sigaction al = { .sa_handler = on_alarm };
+	static sigset_t set;
+	pthread_t th;
 
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		err(1, "pipe");
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&al.sa_mask);
-	sigaction(SIGALRM, &al, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&th, NULL, signal_main, &set))
+		errx(1, "cannot start the signal thread");
+	pthread_detach(th);
 	/* a client that goes away mid-reply is that transport's error */
 	signal(SIGPIPE, SIG_IGN);
 }
