@@ -42,32 +42,8 @@ export UIWARP_START_DELAY_MS=0
 # at once; this is process start-up and scheduling on a busy machine.
 LIMIT_MS=2000
 
-# start <name> <cmd...>: runs cmd in the background with stdout on a
-# pipe that the test reads from $bgfd, stderr in $tmp/<name>.err.
-start() {
-	local name=$1
-	shift
-	mkfifo "$tmp/$name.fifo"
-	"$@" >"$tmp/$name.fifo" 2>"$tmp/$name.err" &
-	bgpid=$!
-	pids+=("$bgpid")
-	exec {bgfd}<"$tmp/$name.fifo"
-}
-
-# wait_line <fd> <glob> <log>: reads lines from fd into log until one
-# matches glob, 30 s at most; the line is in $line.
-wait_line() {
-	local fd=$1 glob=$2 log=$3
-	while IFS= read -r -t 30 line <&"$fd"; do
-		printf '%s\n' "$line" >>"$log"
-		# shellcheck disable=SC2053
-		[[ $line == $glob ]] && return 0
-	done
-	return 1
-}
-
 # ---- the server ------------------------------------------------------
-start server "$server" -a 127.0.0.1 -p 0 -t 0 -u 0
+bg_start server stdout "$server" -a 127.0.0.1 -p 0 -t 0 -u 0
 spid=$bgpid
 sfd=$bgfd
 if ! wait_line "$sfd" "store-server: serving *" "$tmp/server.out"; then
@@ -205,23 +181,27 @@ else
 	bad "ls is not in name order"
 fi
 
+# expect_status <what> <status> [<stderr regex>]: the last sc's status
+# and a line of its stderr.
+expect_status() {
+	if [ $rc -eq "$2" ] &&
+		{ [ -z "${3:-}" ] || grep -E "$3" "$tmp/err" >/dev/null; }; then
+		ok "$1: status $2"
+	else
+		bad "$1: status $rc, expected $2 and /$3/ on stderr"
+		show "$tmp/out" "$tmp/err"
+	fi
+}
+
 for t in rdma tcp; do
 	sc "$t" stat "$t-1048576"
-	if [ $rc -eq 0 ] && grep -E "^ +1048576  .* UTC  $t-1048576\$" "$tmp/out" >/dev/null; then
-		ok "$t: stat gives the size of a 1 MiB object"
-	else
-		bad "$t: stat: status $rc"
-		show "$tmp/out" "$tmp/err"
-	fi
+	expect_status "$t: stat" 0
+	expect_line "$t" "$tmp/out" "^ +1048576  .* UTC  $t-1048576\$" \
+		"stat gives the size of a 1 MiB object"
 	sc "$t" rm "$t-1"
-	[ $rc -eq 0 ] && ok "$t: rm" || { bad "$t: rm: status $rc"; show "$tmp/err"; }
+	expect_status "$t: rm" 0
 	sc "$t" stat "$t-1"
-	if [ $rc -eq 1 ] && grep -x "store-client: $t-1: no such object" "$tmp/err" >/dev/null; then
-		ok "$t: stat after rm: no such object, status 1"
-	else
-		bad "$t: stat after rm: status $rc"
-		show "$tmp/out" "$tmp/err"
-	fi
+	expect_status "$t: stat after rm" 1 "^store-client: $t-1: no such object\$"
 	sc "$t" get "$t-1" "$tmp/nothing"
 	if [ $rc -eq 1 ] && [ ! -e "$tmp/nothing" ]; then
 		ok "$t: get of a removed object fails and writes no file"
@@ -262,7 +242,7 @@ for t in rdma tcp; do
 done
 
 # ---- a mute peer ---------------------------------------------------------------
-start mute python3 -c '
+bg_start mute stdout python3 -c '
 import socket, sys
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
