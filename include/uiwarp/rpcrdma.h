@@ -66,8 +66,12 @@ struct uiw_rpcrdma_ulb {
 	size_t reply_max;
 };
 
-/* RFC 8267's bindings: NFSv3 READ and WRITE data, READLINK and SYMLINK
- * paths, and NFSv4's READ, WRITE, READLINK and CREATE(NF4LNK). */
+/* RFC 8267 §4's binding for NFS version 3: READ and WRITE data,
+ * READLINK and SYMLINK paths (READ's Write chunk sized by the count it
+ * asks for).  NFS version 4's (§6: READ, WRITE, READLINK, CREATE of
+ * NF4LNK inside COMPOUND) is not in it: its items have no fixed
+ * ordinal, and finding them means walking every operation's XDR (see
+ * uiwarp-rpcrdma(3)). */
 const struct uiw_rpcrdma_ulb *uiw_rpcrdma_ulb_nfs(void);
 
 /* ---- Settings -------------------------------------------------------- */
@@ -90,19 +94,23 @@ void uiw_rpcrdma_opts_init(struct uiw_rpcrdma_opts *o, bool server);
  * RPC-over-RDMA.  AUTH_NONE by default; set cl_auth to an
  * authunix_create_default() for AUTH_SYS.  Timeouts, clnt_perror,
  * clnt_control (CLSET_TIMEOUT, CLGET_TIMEOUT, CLGET_XID, CLSET_XID,
- * CLGET_SERVER_ADDR, CLGET_FD, CLGET_VERS, CLSET_VERS, CLGET_PROG,
- * CLSET_PROG) and clnt_destroy work as for clnt_vc.  NULL on failure,
- * with rpc_createerr set (clnt_pcreateerror).  opts NULL: defaults.
+ * CLGET_SERVER_ADDR, CLGET_SVC_ADDR, CLGET_VERS, CLSET_VERS,
+ * CLGET_PROG, CLSET_PROG) and clnt_destroy work as for clnt_vc;
+ * CLGET_FD fails (the connection has no socket).  Any number of
+ * threads may call at once.  NULL on failure, with rpc_createerr set
+ * (clnt_pcreateerror).  opts NULL: defaults.
  */
 CLIENT *uiw_rpcrdma_clnt_create(const char *host, const char *port,
 				rpcprog_t prog, rpcvers_t vers,
 				const struct uiw_rpcrdma_opts *opts);
 
 /*
- * A listening SVCXPRT at host:port (host NULL: any; port "0": any).
- * Register programs on it with svc_reg(xprt, prog, vers, dispatch,
- * NULL); svc_run serves it beside TCP and UDP transports.  Each
- * connection becomes its own SVCXPRT, registered with xprt_register.
+ * A listening SVCXPRT at host:port (host NULL: any; port NULL: 20049;
+ * "0": any).  Register programs on it with svc_reg(xprt, prog, vers,
+ * dispatch, NULL); svc_run serves it beside TCP and UDP transports.
+ * Each connection becomes its own SVCXPRT, registered with
+ * xprt_register, and destroyed when it ends.  NULL with errno set on
+ * failure.
  */
 SVCXPRT *uiw_rpcrdma_svc_create(const char *host, const char *port,
 				const struct uiw_rpcrdma_opts *opts);

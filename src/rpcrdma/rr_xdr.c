@@ -508,3 +508,10 @@ bool_t uiw_rr_xdr_body(XDR *xdrs, struct uiw_rr_body *b)
 	}
 	return b->proc(xdrs, b->where);
 }
+
+bool_t uiw_rr_xdr_none(XDR *xdrs, void *where)
+{
+	(void)xdrs;
+	(void)where;
+	return TRUE;
+}

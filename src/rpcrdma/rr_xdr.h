@@ -81,6 +81,10 @@ struct uiw_rr_body {
 };
 bool_t uiw_rr_xdr_body(XDR *xdrs, struct uiw_rr_body *b);
 #define UIW_RR_XDR_BODY ((xdrproc_t)uiw_rr_xdr_body)
+/* xdr_void with xdrproc_t's first parameter: what xdr_replymsg
+ * encodes or decodes in place of the results, which come after. */
+bool_t uiw_rr_xdr_none(XDR *xdrs, void *where);
+#define UIW_RR_XDR_NONE ((xdrproc_t)uiw_rr_xdr_none)
 
 /* The splicing decoder of a reply's Payload stream.  wt[]/wlen[]: the
  * Write chunks the call offered and the octets the Responder wrote in

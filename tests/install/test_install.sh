@@ -75,11 +75,17 @@ need "$stage$mandir/man1/uiwarp-run.1"
 need "$stage$mandir/man7/uiwarp-rdma.7"
 need "$lib/uiwarp/libibverbs.so.1"
 need "$lib/uiwarp/librdmacm.so.1"
+# RPC-over-RDMA for libtirpc programs, uiwarp-rpcrdma(3)
+need "$root/include/uiwarp/rpcrdma.h"
+need "$lib/libuiwarp-rpcrdma.so.0"
+need "$lib/libuiwarp-rpcrdma.a"
+need "$stage$mandir/man3/uiwarp-rpcrdma.3"
 [ $failures -eq 0 ] || die "the installation is incomplete"
 
 # Nothing outside the public headers is installed under include/.
 extra=$(find "$root/include" -type f ! -path "*/uiwarp/uiwarp.h" \
-	! -path "*/uiwarp/cm.h" ! -path "*/uiwarp/rdma_option.h")
+	! -path "*/uiwarp/cm.h" ! -path "*/uiwarp/rdma_option.h" \
+	! -path "*/uiwarp/rpcrdma.h")
 [ -z "$extra" ] && ok "only the public headers are installed" ||
 	bad "unexpected installed headers: $extra"
 
@@ -90,8 +96,11 @@ printf '#include <uiwarp/uiwarp.h>\nint main(void) { return uiw_last_error() == 
 	>"$tmp/alone.c"
 printf '#include <uiwarp/rdma_option.h>\nint main(void) { return UIW_RDMA_OPTION_LEVEL == 0; }\n' \
 	>"$tmp/alone-opt.c"
-for h in alone:uiwarp.h alone-opt:rdma_option.h; do
+printf '#include <uiwarp/rpcrdma.h>\nint main(void) { struct uiw_rpcrdma_opts o; uiw_rpcrdma_opts_init(&o, false); return o.credits == 0; }\n' \
+	>"$tmp/alone-rr.c"
+for h in alone:uiwarp.h alone-opt:rdma_option.h alone-rr:rpcrdma.h; do
 	if cc -std=c11 -pedantic -Wall -Werror -I"$root/include" \
+		-I/usr/include/tirpc \
 		-c "$tmp/${h%%:*}.c" -o "$tmp/${h%%:*}.o" 2>"$tmp/alone.err"; then
 		ok "${h#*:} compiles alone with -std=c11 -pedantic"
 	else
@@ -191,6 +200,17 @@ if [ -z "$extra" ]; then
 	ok "libuiwarp.so exports nothing beyond the API"
 else
 	bad "libuiwarp.so also exports: $(echo $extra | cut -c 1-300)"
+fi
+
+# libuiwarp-rpcrdma.so.0 exports the functions of rpcrdma.h, no more.
+syms=$(nm -D --defined-only "$lib/libuiwarp-rpcrdma.so.0" |
+	awk '$2 ~ /^[TDBRVWi]$/ { sub(/@.*/, "", $3); print $3 }' | sort -u)
+api=$(grep -Eo '[ *]uiw_rpcrdma_[a-z0-9_]+\(' "$root/include/uiwarp/rpcrdma.h" |
+	tr -d ' *(' | sort -u)
+if [ -n "$api" ] && [ "$syms" = "$api" ]; then
+	ok "libuiwarp-rpcrdma.so exports its $(printf '%s\n' $api | wc -l) API functions and nothing else"
+else
+	bad "libuiwarp-rpcrdma.so exports: $(echo $syms | cut -c 1-300); API: $(echo $api)"
 fi
 
 # The installed tool runs.

@@ -18,6 +18,7 @@
 #include "nfs3sub.h"
 #include "rr_xdr.h"
 #include "rrtest.h"
+#include "tirpc_util.h"
 
 enum { NFS_PROG = 100003, NFS_V3 = 3 };
 enum { P_READLINK = 5, P_READ = 6, P_WRITE = 7, P_SYMLINK = 10 };
@@ -434,31 +435,6 @@ static void test_splice_length_mismatch(void **state)
 	uiw_rr_xenc_fini(&e);
 }
 
-/* The tests' own binding for rrtest.x: ECHO's data both ways (its tag,
- * the first body, and its note never), READ's data sized by count. */
-static size_t rrt_read_count(const struct uiw_rpcrdma_ddp_rule *r, XDR *x)
-{
-	rrt_read_args a;
-	size_t n;
-
-	(void)r;
-	memset(&a, 0, sizeof(a));
-	if (!xdr_rrt_read_args(x, &a))
-		return 0;
-	n = a.count;
-	xdr_free((xdrproc_t)xdr_rrt_read_args, (char *)&a);
-	return n;
-}
-
-static const struct uiw_rpcrdma_ddp_rule rrt_rules[] = {
-	{ RRT_PROG, RRT_V1, RRTPROC_ECHO, UIW_RPCRDMA_ARGS, 2, 64, 0, NULL },
-	{ RRT_PROG, RRT_V1, RRTPROC_ECHO, UIW_RPCRDMA_RESULTS, 1, 64,
-	  1u << 20, NULL },
-	{ RRT_PROG, RRT_V1, RRTPROC_READ, UIW_RPCRDMA_RESULTS, 1, 64, 0,
-	  rrt_read_count },
-};
-static const struct uiw_rpcrdma_ulb rrt_ulb = { rrt_rules, 3, 0 };
-
 static void test_rrt_echo_both_ways(void **state)
 {
 	struct uiw_rr_sel as = sel_of(&rrt_ulb, RRT_PROG, RRT_V1,
@@ -471,7 +447,7 @@ static void test_rrt_echo_both_ways(void **state)
 		      "binding, but is not eligible";
 	rrt_echo_res r = { 6, { 777, (char *)data }, note }, back;
 	const struct uiw_rr_iov *iov;
-	size_t clen = 1u << 20;
+	size_t clen = RRT_MAX;
 	struct uiw_rr_xdec d;
 	struct landed l;
 	struct uiw_rr_body b = { (xdrproc_t)xdr_rrt_echo_res, &back };
@@ -536,7 +512,7 @@ static void test_wchunks(void **state)
 	s.proc = RRTPROC_ECHO;
 	assert_false(uiw_rr_ulb_wants_args(&s));
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, NULL, 0, len), 1);
-	assert_int_equal(len[0], 1u << 20);
+	assert_int_equal(len[0], RRT_MAX);
 	s.proc = RRTPROC_BLOB;
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, NULL, 0, len), 0);
 

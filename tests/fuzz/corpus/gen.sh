@@ -377,3 +377,13 @@ seed rpcrdma_cm defaults       f6ab0e1801000000
 seed rpcrdma_cm mpa_v2_word    80100008f6ab0e180100ff00
 seed rpcrdma_cm version2_first f6ab0e180201030755f6ab0e1801010f1f
 seed rpcrdma_cm foreign        6e766d652d72646d612d7064
+
+# ---- rpcrdma_splice: c0, a 16-bit count per Write chunk, the stream ----
+# the first body from chunk 1 (5 octets), the second ("abc") inline
+seed rpcrdma_splice first_chunk 03 0005 00000000 00000005 00000003 61626300
+# each body from a chunk of its own
+seed rpcrdma_splice each_two    04 0004 0002 00000000 00000004 00000002
+# no chunk: both inline with their pads
+seed rpcrdma_splice inline      00 00000000 00000002 41420000 00000001 43000000
+# a failed result: the chunk offered stays unused
+seed rpcrdma_splice failed      03 0000 00000046

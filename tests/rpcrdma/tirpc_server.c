@@ -1,0 +1,263 @@
+/*
+ * The server of the libtirpc tests: rrtest.x's program, through
+ * rpcgen's own skeleton (rrt_prog_1), on an RPC-over-RDMA SVCXPRT and
+ * on TCP and UDP ones, all served by one svc_run.  It tells its ports
+ * on descriptor 3 once it serves; SIGTERM or SIGINT make it leave
+ * svc_run (svc_exit, called from svc_run's own thread through a pipe
+ * the handler writes to), and then it writes its RPC-over-RDMA counts
+ * there and exits 0.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netconfig.h>
+#include <netinet/in.h>
+#include <rpc/rpc.h>
+#include <rpc/svc_auth.h>
+#include <rpc/svc_mt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tirpc_util.h"
+
+void rrt_prog_1(struct svc_req *rqstp, SVCXPRT *transp);
+
+/* ---- the program ------------------------------------------------------- */
+
+void *rrtproc_null_1_svc(void *arg, struct svc_req *rq)
+{
+	static char none;
+
+	(void)arg;
+	(void)rq;
+	return &none;
+}
+
+/* Checks the data it got (the client's pattern, seeded by seq) and
+ * sends it back with a note. */
+rrt_echo_res *rrtproc_echo_1_svc(rrt_echo_args *a, struct svc_req *rq)
+{
+	static rrt_echo_res r;
+	static char good[] = "data as sent", bad[] = "data damaged";
+
+	(void)rq;
+	r.seq = a->seq;
+	r.data.data_len = a->data.data_len;
+	r.data.data_val = a->data.data_val;     /* freed with the args */
+	r.note = rrt_check(a->data.data_val, a->data.data_len, a->seq) ?
+		 good : bad;
+	return &r;
+}
+
+rrt_read_res *rrtproc_read_1_svc(rrt_read_args *a, struct svc_req *rq)
+{
+	static rrt_read_res r;
+
+	(void)rq;
+	free(r.rrt_read_res_u.ok.data.data_val);
+	memset(&r, 0, sizeof(r));
+	if (a->count > RRT_MAX) {
+		r.status = 27;          /* too big: no data arm */
+		return &r;
+	}
+	r.rrt_read_res_u.ok.data.data_val = malloc(a->count ? a->count : 1);
+	if (!r.rrt_read_res_u.ok.data.data_val) {
+		r.status = 12;
+		return &r;
+	}
+	r.rrt_read_res_u.ok.data.data_len = a->count;
+	rrt_fill(r.rrt_read_res_u.ok.data.data_val, a->count,
+		 (unsigned)a->offset);
+	r.rrt_read_res_u.ok.eof = TRUE;
+	return &r;
+}
+
+/* Answers reply_len octets of pattern, seeded by the length of what
+ * came, after checking what came (or an empty blob when it was
+ * damaged). */
+rrt_blob *rrtproc_blob_1_svc(rrt_blob *a, struct svc_req *rq)
+{
+	static rrt_blob r;
+
+	(void)rq;
+	free(r.b.b_val);
+	memset(&r, 0, sizeof(r));
+	if (!rrt_check(a->b.b_val, a->b.b_len, a->reply_len) ||
+	    a->reply_len > RRT_MAX)
+		return &r;
+	r.reply_len = a->b.b_len;
+	r.b.b_val = malloc(a->reply_len ? a->reply_len : 1);
+	if (!r.b.b_val)
+		return &r;
+	r.b.b_len = a->reply_len;
+	rrt_fill(r.b.b_val, a->reply_len, a->b.b_len);
+	return &r;
+}
+
+/* What the server got: the credential (RFC 5531 §14: AUTH_SYS's
+ * stamp, machine, uid and gid), as libtirpc's authentication decoded
+ * it, and the transport the call came on. */
+rrt_who *rrtproc_whoami_1_svc(void *arg, struct svc_req *rq)
+{
+	static rrt_who r;
+	static char none[] = "";
+
+	(void)arg;
+	memset(&r, 0, sizeof(r));
+	r.flavor = (int)rq->rq_cred.oa_flavor;
+	r.machine = none;
+	r.netid = rq->rq_xprt->xp_netid ? rq->rq_xprt->xp_netid : none;
+	if (rq->rq_cred.oa_flavor == AUTH_SYS) {
+		struct authunix_parms *p = (void *)rq->rq_clntcred;
+
+		r.uid = p->aup_uid;
+		r.gid = p->aup_gid;
+		r.machine = p->aup_machname;
+	}
+	/* svc_getrpccaller must name the peer, on every transport */
+	if (!svc_getrpccaller(rq->rq_xprt)->len)
+		r.flavor = -1;
+	return &r;
+}
+
+/* ---- leaving svc_run on a signal --------------------------------------- */
+
+static int exit_pipe[2];
+
+static void on_signal(int sig)
+{
+	char c = (char)sig;
+	int e = errno;
+
+	(void)!write(exit_pipe[1], &c, 1);
+	errno = e;
+}
+
+static bool_t exit_recv(SVCXPRT *x, struct rpc_msg *m)
+{
+	char c;
+
+	(void)m;
+	(void)!read(x->xp_fd, &c, 1);
+	svc_exit();
+	return FALSE;
+}
+
+static enum xprt_stat exit_stat(SVCXPRT *x)
+{
+	(void)x;
+	return XPRT_IDLE;
+}
+
+static bool_t exit_none(SVCXPRT *x, xdrproc_t p, void *w)
+{
+	(void)x;
+	(void)p;
+	(void)w;
+	return FALSE;
+}
+
+static bool_t exit_reply(SVCXPRT *x, struct rpc_msg *m)
+{
+	(void)x;
+	(void)m;
+	return FALSE;
+}
+
+static void exit_destroy(SVCXPRT *x)
+{
+	xprt_unregister(x);
+}
+
+static const struct xp_ops exit_ops = {
+	.xp_recv = exit_recv,
+	.xp_stat = exit_stat,
+	.xp_getargs = exit_none,
+	.xp_reply = exit_reply,
+	.xp_freeargs = exit_none,
+	.xp_destroy = exit_destroy,
+};
+
+/* ---- the transports ---------------------------------------------------- */
+
+/* A TCP or UDP SVCXPRT on 127.0.0.1, any port; svc_reg without a
+ * netconfig, so that no rpcbind is asked (svc_tp_create would). */
+static SVCXPRT *ip_xprt(const char *netid, unsigned short *port)
+{
+	struct netconfig *nc = getnetconfigent(netid);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	struct t_bind tb = { .addr = { sizeof(sin), sizeof(sin), &sin } };
+	SVCXPRT *x;
+
+	if (!nc)
+		return NULL;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	x = svc_tli_create(RPC_ANYFD, nc, &tb, 0, 0);
+	freenetconfigent(nc);
+	if (!x || !svc_reg(x, RRT_PROG, RRT_V1, rrt_prog_1, NULL) ||
+	    getsockname(x->xp_fd, (struct sockaddr *)&sin, &sl))
+		return NULL;
+	*port = ntohs(sin.sin_port);
+	return x;
+}
+
+int main(void)
+{
+	static SVCXPRT_EXT exit_ext;
+	static SVCXPRT exit_x;
+	struct uiw_rpcrdma_opts o;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct rrt_ready ready;
+	struct rrt_done done;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	SVCXPRT *rdma, *tcp, *udp;
+
+	memset(&ready, 0, sizeof(ready));
+	memset(&done, 0, sizeof(done));
+	if (pipe(exit_pipe))
+		return 2;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	exit_x.xp_fd = exit_pipe[0];
+	exit_x.xp_ops = (struct xp_ops *)&exit_ops;
+	exit_x.xp_p3 = &exit_ext;
+	xprt_register(&exit_x);
+
+	uiw_rpcrdma_opts_init(&o, true);
+	o.ulb = &rrt_ulb;
+	rdma = uiw_rpcrdma_svc_create("127.0.0.1", "0", &o);
+	if (!rdma) {
+		perror("tirpc_server: uiw_rpcrdma_svc_create");
+		return 2;
+	}
+	if (!svc_reg(rdma, RRT_PROG, RRT_V1, rrt_prog_1, NULL)) {
+		fprintf(stderr, "tirpc_server: svc_reg on rdma failed\n");
+		return 2;
+	}
+	if (rdma->xp_ltaddr.len > sizeof(ss) ||
+	    strcmp(rdma->xp_netid, "rdma")) {
+		fprintf(stderr, "tirpc_server: bad listener address\n");
+		return 2;
+	}
+	memcpy(&ss, rdma->xp_ltaddr.buf, rdma->xp_ltaddr.len);
+	(void)sl;
+	snprintf(ready.rdma_port, sizeof(ready.rdma_port), "%u",
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	tcp = ip_xprt("tcp", &ready.tcp_port);
+	udp = ip_xprt("udp", &ready.udp_port);
+	if (!tcp || !udp) {
+		fprintf(stderr, "tirpc_server: no TCP or UDP transport\n");
+		return 2;
+	}
+	if (write(3, &ready, sizeof(ready)) != sizeof(ready))
+		return 2;
+	svc_run();
+	done.stats_ok = uiw_rpcrdma_svc_stats(rdma, &done.stats);
+	if (write(3, &done, sizeof(done)) != sizeof(done))
+		return 2;
+	return 0;
+}
