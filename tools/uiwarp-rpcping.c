@@ -460,6 +460,21 @@ static int parse_names(char *s, const char *const *names, int n, int *out,
 	return k;
 }
 
+/* An unsigned 32-bit number, decimal or 0x-prefixed hexadecimal (as
+ * program numbers are written). */
+static uint32_t u32_arg(const char *s, const char *what)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > UINT32_MAX)
+		bad("bad %s '%s': give 0 to 4294967295, or in hexadecimal "
+		    "0x0 to 0xffffffff", what, s);
+	return (uint32_t)v;
+}
+
 static const char *port_arg(const char *s, bool server)
 {
 	uiw_tool_arg_long(s, server ? 0 : 1, 65535, "port");
@@ -573,14 +588,10 @@ static void parse(int argc, char **argv)
 						     "warm-up count");
 			break;
 		case 'P':
-			o.prog = (rpcprog_t)uiw_tool_arg_long(optarg, 0,
-							     UINT32_MAX,
-							     "program");
+			o.prog = (rpcprog_t)u32_arg(optarg, "program");
 			break;
 		case 'V':
-			o.vers = (rpcvers_t)uiw_tool_arg_long(optarg, 0,
-							     UINT32_MAX,
-							     "version");
+			o.vers = (rpcvers_t)u32_arg(optarg, "version");
 			break;
 		case 'T':
 			o.timeout_s = uiw_tool_arg_long(optarg, 1, 3600,
