@@ -61,6 +61,9 @@ struct uiw_rr_stats {
 	uint64_t remote_invalidations;           /* Send With Invalidate */
 	uint64_t rdma_errors_sent, rdma_errors_received;
 	uint64_t credit_waits;                   /* a call waited for a credit */
+	/* received messages dropped: undecodable (RFC 8166 §4.5), a
+	 * reply for no outstanding call or a late one */
+	uint64_t dropped;
 };
 
 /* A piece of a Payload stream.  A ddp piece is a DDP-eligible XDR data

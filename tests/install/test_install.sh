@@ -78,7 +78,6 @@ need "$lib/uiwarp/librdmacm.so.1"
 # RPC-over-RDMA for libtirpc programs, uiwarp-rpcrdma(3)
 need "$root/include/uiwarp/rpcrdma.h"
 need "$lib/libuiwarp-rpcrdma.so.0"
-need "$lib/libuiwarp-rpcrdma.a"
 need "$stage$mandir/man3/uiwarp-rpcrdma.3"
 [ $failures -eq 0 ] || die "the installation is incomplete"
 

@@ -40,17 +40,18 @@ static void done_with(CLIENT *cl)
 
 static void count(enum rrt_kind k, unsigned n)
 {
-	if (k == RRT_RDMA)
+	if (k == RRT_RDMA || k == RRT_RDMA6)
 		rdma_calls += n;
 }
 
 static void test_credentials(void **state)
 {
-	static const enum rrt_kind kinds[] = { RRT_RDMA, RRT_TCP, RRT_UDP };
-	static const char *netids[] = { "rdma", "tcp", "udp" };
+	static const enum rrt_kind kinds[] = { RRT_RDMA, RRT_TCP, RRT_UDP,
+					       RRT_RDMA6 };
+	static const char *netids[] = { "rdma", "tcp", "udp", "rdma6" };
 
 	(void)state;
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		CLIENT *cl = client(kinds[i]);
 		gid_t gids[2] = { 5, 6 };
 		rrt_who *w;

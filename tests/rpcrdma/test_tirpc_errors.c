@@ -1,9 +1,11 @@
 /*
  * What an rpcgen program sees when things go wrong over RPC-over-RDMA:
  * clnt_pcreateerror's text for a refused connection and an unknown
- * host, clnt_perror's for a server that died under a CLIENT, SIGTERM
+ * host, clnt_perror's for a server that died under a CLIENT, for a
+ * call never answered and for a reply too long for its chunk, SIGTERM
  * ending the server's svc_run promptly, and misuse of the counts.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +88,57 @@ static void test_sigterm(void **state)
 	clnt_destroy(t);
 }
 
+/* A call the server never answers times out (and gives its credit
+ * back: the calls after it go through); a reply larger than the Reply
+ * chunk the client offered gets RDMA_ERROR ERR_CHUNK (RFC 8166 §3.5.4),
+ * which clnt_perror tells as a failure to send. */
+static void test_timeout_and_err_chunk(void **state)
+{
+	static const struct uiw_rpcrdma_ulb small = { NULL, 0, 65536 };
+	struct uiw_rpcrdma_opts o;
+	struct rrt_server srv;
+	struct timeval tmo = { 1, 0 };
+	struct rpc_err e;
+	rrt_blob a = { 1u << 20, { 0, NULL } }, *r;
+	CLIENT *cl;
+
+	(void)state;
+	assert_int_equal(rrt_server_start(&srv), 0);
+	cl = rrt_client(&srv, RRT_RDMA);
+	assert_non_null(cl);
+	assert_true(clnt_control(cl, CLSET_TIMEOUT, (char *)&tmo));
+	for (unsigned i = 0; i < 3; i++) {
+		assert_null(rrtproc_drop_1(NULL, cl));
+		clnt_geterr(cl, &e);
+		assert_int_equal(e.re_status, RPC_TIMEDOUT);
+		if (i == 0)
+			fprintf(stderr, "no reply: %s\n",
+				clnt_sperror(cl, "rrt"));
+		assert_non_null(rrtproc_null_1(NULL, cl));
+	}
+	clnt_destroy(cl);
+
+	uiw_rpcrdma_opts_init(&o, false);
+	o.ulb = &small;
+	cl = uiw_rpcrdma_clnt_create("127.0.0.1", srv.ready.rdma_port,
+				     RRT_PROG, RRT_V1, &o);
+	assert_non_null(cl);
+	r = rrtproc_blob_1(&a, cl);
+	assert_null(r);
+	clnt_geterr(cl, &e);
+	fprintf(stderr, "reply too long: %s\n", clnt_sperror(cl, "rrt"));
+	assert_int_equal(e.re_status, RPC_CANTSEND);
+	assert_int_equal(e.re_errno, EMSGSIZE);
+	/* the connection and the server carry on */
+	a.reply_len = 1000;
+	r = rrtproc_blob_1(&a, cl);
+	assert_non_null(r);
+	assert_int_equal(r->b.b_len, 1000);
+	clnt_freeres(cl, (xdrproc_t)xdr_rrt_blob, (char *)r);
+	clnt_destroy(cl);
+	rrt_server_kill(&srv);
+}
+
 static void test_stats_misuse(void **state)
 {
 	struct rrt_server srv;
@@ -109,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_server_died),
 		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(test_timeout_and_err_chunk),
 		cmocka_unit_test(test_stats_misuse),
 	};
 

@@ -1,7 +1,8 @@
 /*
  * The server of the libtirpc tests: rrtest.x's program, through
- * rpcgen's own skeleton (rrt_prog_1), on an RPC-over-RDMA SVCXPRT and
- * on TCP and UDP ones, all served by one svc_run.  It tells its ports
+ * rpcgen's own skeleton (rrt_prog_1), on RPC-over-RDMA SVCXPRTs (on
+ * 127.0.0.1 and ::1) and on TCP and UDP ones, all served by one
+ * svc_run.  It tells its ports
  * on descriptor 3 once it serves; SIGTERM or SIGINT make it leave
  * svc_run (svc_exit, called from svc_run's own thread through a pipe
  * the handler writes to), and then it writes its RPC-over-RDMA counts
@@ -122,6 +123,14 @@ rrt_who *rrtproc_whoami_1_svc(void *arg, struct svc_req *rq)
 	return &r;
 }
 
+/* No result, so rpcgen's skeleton sends no reply. */
+void *rrtproc_drop_1_svc(void *arg, struct svc_req *rq)
+{
+	(void)arg;
+	(void)rq;
+	return NULL;
+}
+
 /* ---- leaving svc_run on a signal --------------------------------------- */
 
 static int exit_pipe[2];
@@ -204,6 +213,27 @@ static SVCXPRT *ip_xprt(const char *netid, unsigned short *port)
 	return x;
 }
 
+/* An RPC-over-RDMA SVCXPRT on addr, any port, with the program. */
+static SVCXPRT *rdma_xprt(const char *addr, const struct uiw_rpcrdma_opts *o,
+			  const char *netid, char port[8])
+{
+	SVCXPRT *x = uiw_rpcrdma_svc_create(addr, "0", o);
+
+	if (!x) {
+		fprintf(stderr, "tirpc_server: uiw_rpcrdma_svc_create(%s): %s\n",
+			addr, strerror(errno));
+		return NULL;
+	}
+	if (!svc_reg(x, RRT_PROG, RRT_V1, rrt_prog_1, NULL) ||
+	    strcmp(x->xp_netid, netid) || !x->xp_ltaddr.len) {
+		fprintf(stderr, "tirpc_server: %s: svc_reg failed or netid "
+			"%s\n", addr, x->xp_netid);
+		return NULL;
+	}
+	snprintf(port, 8, "%u", x->xp_port);
+	return x;
+}
+
 int main(void)
 {
 	static SVCXPRT_EXT exit_ext;
@@ -212,9 +242,7 @@ int main(void)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct rrt_ready ready;
 	struct rrt_done done;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	SVCXPRT *rdma, *tcp, *udp;
+	SVCXPRT *rdma, *rdma6, *tcp, *udp;
 
 	memset(&ready, 0, sizeof(ready));
 	memset(&done, 0, sizeof(done));
@@ -229,24 +257,10 @@ int main(void)
 
 	uiw_rpcrdma_opts_init(&o, true);
 	o.ulb = &rrt_ulb;
-	rdma = uiw_rpcrdma_svc_create("127.0.0.1", "0", &o);
-	if (!rdma) {
-		perror("tirpc_server: uiw_rpcrdma_svc_create");
+	rdma = rdma_xprt("127.0.0.1", &o, "rdma", ready.rdma_port);
+	rdma6 = rdma_xprt("::1", &o, "rdma6", ready.rdma6_port);
+	if (!rdma || !rdma6)
 		return 2;
-	}
-	if (!svc_reg(rdma, RRT_PROG, RRT_V1, rrt_prog_1, NULL)) {
-		fprintf(stderr, "tirpc_server: svc_reg on rdma failed\n");
-		return 2;
-	}
-	if (rdma->xp_ltaddr.len > sizeof(ss) ||
-	    strcmp(rdma->xp_netid, "rdma")) {
-		fprintf(stderr, "tirpc_server: bad listener address\n");
-		return 2;
-	}
-	memcpy(&ss, rdma->xp_ltaddr.buf, rdma->xp_ltaddr.len);
-	(void)sl;
-	snprintf(ready.rdma_port, sizeof(ready.rdma_port), "%u",
-		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
 	tcp = ip_xprt("tcp", &ready.tcp_port);
 	udp = ip_xprt("udp", &ready.udp_port);
 	if (!tcp || !udp) {
@@ -256,7 +270,15 @@ int main(void)
 	if (write(3, &ready, sizeof(ready)) != sizeof(ready))
 		return 2;
 	svc_run();
+	/* the counts of both listeners */
 	done.stats_ok = uiw_rpcrdma_svc_stats(rdma, &done.stats);
+	if (done.stats_ok) {
+		struct uiw_rpcrdma_stats s6;
+
+		done.stats_ok = uiw_rpcrdma_svc_stats(rdma6, &s6);
+		done.stats.calls += s6.calls;
+		done.stats.replies += s6.replies;
+	}
 	if (write(3, &done, sizeof(done)) != sizeof(done))
 		return 2;
 	return 0;

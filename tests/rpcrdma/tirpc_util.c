@@ -161,10 +161,13 @@ CLIENT *rrt_client(const struct rrt_server *s, enum rrt_kind k)
 	struct netconfig *nc;
 	CLIENT *cl;
 
-	if (k == RRT_RDMA) {
+	if (k == RRT_RDMA || k == RRT_RDMA6) {
 		uiw_rpcrdma_opts_init(&o, false);
 		o.ulb = &rrt_ulb;
-		return uiw_rpcrdma_clnt_create("127.0.0.1", s->ready.rdma_port,
+		return uiw_rpcrdma_clnt_create(k == RRT_RDMA ? "127.0.0.1"
+							    : "::1",
+					       k == RRT_RDMA ? s->ready.rdma_port
+							     : s->ready.rdma6_port,
 					       RRT_PROG, RRT_V1, &o);
 	}
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

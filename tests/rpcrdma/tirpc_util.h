@@ -27,7 +27,8 @@ bool rrt_check(const void *p, size_t n, unsigned seed);
 
 /* What the server sends when it is up, and when it leaves svc_run. */
 struct rrt_ready {
-	char rdma_port[8];
+	char rdma_port[8];              /* on 127.0.0.1 */
+	char rdma6_port[8];             /* on ::1 */
 	unsigned short tcp_port, udp_port;
 };
 
@@ -60,7 +61,7 @@ extern unsigned rrt_group_calls;
 int rrt_group_setup(void **state);
 int rrt_group_teardown(void **state);
 
-enum rrt_kind { RRT_RDMA, RRT_TCP, RRT_UDP };
+enum rrt_kind { RRT_RDMA, RRT_TCP, RRT_UDP, RRT_RDMA6 };
 /* A CLIENT of the server's program over one of its transports: only
  * the create call differs. */
 CLIENT *rrt_client(const struct rrt_server *s, enum rrt_kind k);
