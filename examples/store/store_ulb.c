@@ -24,10 +24,10 @@ static size_t get_count(const struct uiw_rpcrdma_ddp_rule *r, XDR *args)
 
 static const struct uiw_rpcrdma_ddp_rule store_ddp_rules[] = {
 	/* PUT's arguments: every body of STORE_DDP_MIN octets or more,
-	 * which only the data can be (a name has at most 255), moves by
-	 * RDMA Read from a Read chunk.  (Item 2, the data after the name,
-	 * would be item 1 after an empty name, which XDR leaves without
-	 * a body.) */
+	 * which only the data can be (a name has at most 255), may move
+	 * by RDMA Read from a Read chunk (it does when the call is too
+	 * long for a Send).  (Item 2, the data after the name, would be
+	 * item 1 after an empty name, which XDR leaves without a body.) */
 	{ STORE_PROG, STORE_V1, STORE_PUT, UIW_RPCRDMA_ARGS, 0,
 	  STORE_DDP_MIN, STORE_DATA_MAX, NULL },
 	/* GET's results: the data (item 1) moves by RDMA Write into the

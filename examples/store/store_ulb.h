@@ -8,7 +8,10 @@
 #include <uiwarp/rpcrdma.h>
 
 /* Objects shorter than this travel inline in the Send of the call or
- * the reply; from it on, by RDMA Read (PUT) or RDMA Write (GET). */
+ * the reply.  From it on a GET's data moves by RDMA Write (the client
+ * offers a Write chunk), and a PUT's by RDMA Read when its call does not
+ * fit the inline threshold (libuiwarp-rpcrdma sends a call that fits
+ * inline whole: RFC 8166 §3.4.3 leaves reducing to the sender). */
 #define STORE_DDP_MIN 1024
 
 extern const struct uiw_rpcrdma_ulb store_ulb;
