@@ -250,8 +250,14 @@ for s in $sizes; do
 	# what moved, over rdma, in the last round's runs
 	for op in put get; do
 		f=$work/$op-rdma-$o-$rounds
-		line=$(sed -n 's/^store-client: rdma: \(calls=.*\)/\1/p' "$f" 2>/dev/null)
-		echo "| $(human "$o") | $op | ${line:-n/a} |" >>"$work/moved.md"
+		row="| $(human "$o") | $op"
+		for kv in calls inline_sends:inline_bytes read_chunks:read_bytes \
+			write_chunks:write_bytes reply_chunks:reply_bytes; do
+			n=$(kv_field "$f" "store-client: rdma: calls=" "${kv%%:*}" 2>/dev/null)
+			[ "$kv" = calls ] || n="$n (${n:+$(kv_field "$f" "store-client: rdma: calls=" "${kv##*:}")})"
+			row="$row | ${n:-n/a}"
+		done
+		echo "$row |" >>"$work/moved.md"
 	done
 done
 
@@ -321,10 +327,11 @@ rev=$(bench_rev "$src")
 	cat "$work/data.md"
 	echo
 	echo "What moved over RDMA in the last round's runs (\`store-client --stats\`:"
-	echo "the client's counts; a get's include its STAT):"
+	echo "the client's counts, messages or chunks and their octets; a get's"
+	echo "include its STAT):"
 	echo
-	echo "| size | call | counts |"
-	echo "| --- | --- | --- |"
+	echo "| size | call | calls | inline Sends | Read chunks | Write chunks | Reply chunks |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
 	cat "$work/moved.md"
 	echo
 	echo "The store server's RPC-over-RDMA counts at its end: ${server_counts:-n/a}"
@@ -344,7 +351,7 @@ set terminal pngcairo size 900,560 noenhanced
 set datafile separator " "
 set datafile missing "n/a"
 set logscale x 2
-set format x "%.0s%cB"
+set xtics ("4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216)
 set xlabel "object size (octets)"
 set ylabel "MB/s (10^6 octets/s)"
 set grid
@@ -357,7 +364,8 @@ plot "$work/put.dat" using 1:2 with linespoints lw 2 title "PUT, RPC-over-RDMA",
      "$work/get.dat" using 1:3 with linespoints title "GET, TCP"
 set output "$work/rpcrdma-null.png"
 unset logscale x
-set format x "%g"
+set xtics auto
+set key top right
 set title "NULL RPCs, 127.0.0.1: calls per second"
 set xlabel "outstanding calls, CLIENTs (each: one per thread)"
 set ylabel "calls/s"
