@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat bench-siw-delay ab
+.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat bench-siw-delay bench-rpcrdma ab
 
 all: build
 
@@ -52,6 +52,14 @@ bench-sctp: build
 # a short trial.
 bench-compat: build
 	@BUILD=$(abspath $(BUILD)) bash bench/compat.sh
+
+# RPC-over-RDMA (bench/rpcrdma.sh): libuiwarp-rpcrdma on uiwarp against
+# libtirpc over TCP in the same run, NULL RPCs (uiwarp-rpcping) and the
+# store example's GET and PUT from 4 KiB to 16 MiB; writes
+# bench/rpcrdma-latest.md and its plots.  Never part of check; installs
+# its own packages (bench/deps.sh).  RPC_QUICK=1: a short trial.
+bench-rpcrdma: build
+	@BUILD=$(abspath $(BUILD)) bash bench/rpcrdma.sh
 
 # The start delay against siw (bench/siw_start_delay.sh): stock rping on
 # the drop-in libraries connecting to siw in a QEMU guest, for each

@@ -96,22 +96,7 @@ done
 export LD_BIND_NOW=1
 unset "${!UIWARP_@}"
 
-work=$(mktemp -d)
-: >"$work/pids"
-: >"$work/failures"
-cleanup() {
-	local p
-	while read -r p; do
-		kill -TERM "$p" 2>/dev/null
-	done <"$work/pids"
-	rm -rf "$work"
-}
-trap cleanup EXIT
-# A signal ends the run (and the EXIT trap stops its processes) at once:
-# every client runs in the background, waited for (wait returns on a
-# signal, a foreground command would not).
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_workdir
 
 # next_port: the next TCP port from $port on that no socket has.
 next_port() {
@@ -119,15 +104,6 @@ next_port() {
 	while ss -tanH "sport = :$port" 2>/dev/null | grep . >/dev/null; do
 		port=$((port + 1))
 	done
-}
-
-# waited CMD...: CMD in the background, waited for; its status.
-waited() {
-	local p
-	"$@" &
-	p=$!
-	echo "$p" >>"$work/pids"
-	wait "$p"
 }
 
 # serve OUT PORT CMD...: CMD in the background, its output in OUT.srv,
@@ -402,10 +378,8 @@ cdiff=$(awk -v a="$cdef" -v b="$czero" 'BEGIN {
 # ------------------------------------------------------------------
 # The report.
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p)
-ver() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo '?'; }
-rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo '?')
-git -C "$src" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
+cpu=$(bench_cpu)
+rev=$(bench_rev "$src")
 {
 	echo "# The drop-in libraries against uiwarp's own API"
 	echo
@@ -413,7 +387,7 @@ git -C "$src" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
 	echo
 	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it"
 	echo "- source: $rev, build type $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
-	echo "- Debian programs: perftest $(ver perftest), qperf $(ver qperf), rping of rdmacm-utils $(ver rdmacm-utils), each through \`uiwarp-run\` with LD_BIND_NOW=1"
+	echo "- Debian programs: perftest $(pkg_version perftest), qperf $(pkg_version qperf), rping of rdmacm-utils $(pkg_version rdmacm-utils), each through \`uiwarp-run\` with LD_BIND_NOW=1"
 	echo "- all over 127.0.0.1, MPA revision 2 with CRC (the defaults of both sides); every figure the median of $rounds runs, the drop-in and the native run alternating"
 	echo
 	echo "## RDMA Write bandwidth"

@@ -1,5 +1,6 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
-# bench/ab.sh, bench/sctp.sh, bench/compat.sh, bench/siw_start_delay.sh),
+# bench/ab.sh, bench/sctp.sh, bench/compat.sh, bench/siw_start_delay.sh,
+# bench/rpcrdma.sh),
 # tests/tools/test_sctpraw.sh and tests/interop/test_siw_stock.sh;
 # sourced, not run.
 
@@ -110,4 +111,54 @@ failed() {
 			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
 		done
 	} >>"$work/failures"
+}
+
+# bench_workdir: makes $work, a directory removed on exit, with
+# $work/pids (processes stopped on exit: waited's, and whatever the
+# script adds) and $work/failures (for failed).  A signal ends the run
+# (and the EXIT trap stops its processes) at once: every client runs in
+# the background, waited for (wait returns on a signal, a foreground
+# command would not).
+bench_workdir() {
+	work=$(mktemp -d)
+	: >"$work/pids"
+	: >"$work/failures"
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+bench_cleanup() {
+	local p
+	while read -r p; do
+		kill -TERM "$p" 2>/dev/null
+	done <"$work/pids"
+	rm -rf "$work"
+}
+
+# waited CMD...: CMD in the background, waited for; its status.
+waited() {
+	local p
+	"$@" &
+	p=$!
+	echo "$p" >>"$work/pids"
+	wait "$p"
+}
+
+# bench_cpu: the CPU's model name.
+bench_cpu() {
+	sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | sed -n 1p
+}
+
+# bench_rev SRC: the source's revision, short, with "(with changes)"
+# when the work tree differs from it.
+bench_rev() {
+	local rev
+	rev=$(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo '?')
+	git -C "$1" diff --quiet HEAD 2>/dev/null || rev="$rev (with changes)"
+	echo "$rev"
+}
+
+# pkg_version PKG: the Debian package's version, or ?.
+pkg_version() {
+	dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo '?'
 }

@@ -23,6 +23,21 @@
 #                         polling for at most SECONDS (default 20); 1 if
 #                         none did or PID ended first
 #   rping_pattern N SIZE  rping's data of ping N at SIZE, without the NUL
+#   bg_start NAME stdout|stderr CMD...
+#                         runs CMD in the background (a process of the
+#                         test: no timeout(1) in between, signals reach
+#                         it), the chosen output on a pipe read from
+#                         $bgfd, the other in $tmp/NAME.err or .out;
+#                         sets $bgpid (in $pids too)
+#   wait_line FD GLOB LOG reads lines from FD, copying them to LOG, until
+#                         one matches GLOB (30 s at most); the line is in
+#                         $line; 1 if none came
+#   mute_peer_start NAME  a TCP listener on 127.0.0.1 (python3) that
+#                         accepts every connection, reads once and never
+#                         answers nor closes; sets $mute_port, and
+#                         $mute_fd, from which a line "received N" comes
+#                         for each connection once it has N octets (the
+#                         lines are copied to $tmp/NAME.out by wait_line)
 #
 # A test may redefine check_tag to put something (in CHECK_TAG) before
 # each check's message, such as the time it took.
@@ -137,4 +152,47 @@ check_workdir_cleanup() {
 	done
 	wait 2>/dev/null
 	rm -rf "$tmp"
+}
+
+bg_start() {
+	local name=$1 which=$2
+	shift 2
+	mkfifo "$tmp/$name.fifo"
+	if [ "$which" = stdout ]; then
+		"$@" >"$tmp/$name.fifo" 2>"$tmp/$name.err" &
+	else
+		"$@" 2>"$tmp/$name.fifo" >"$tmp/$name.out" &
+	fi
+	bgpid=$!
+	pids+=("$bgpid")
+	exec {bgfd}<"$tmp/$name.fifo"
+}
+
+wait_line() {
+	local fd=$1 glob=$2 log=$3
+	while IFS= read -r -t 30 line <&"$fd"; do
+		printf '%s\n' "$line" >>"$log"
+		# shellcheck disable=SC2053
+		[[ $line == $glob ]] && return 0
+	done
+	return 1
+}
+
+mute_peer_start() {
+	bg_start "$1" stdout python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print("listening", s.getsockname()[1], flush=True)
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)
+    print("received", len(c.recv(65536)), flush=True)
+'
+	mute_fd=$bgfd
+	wait_line "$mute_fd" "listening *" "$tmp/$1.out" ||
+		fail "the mute peer did not start"
+	mute_port=${line##* }
 }

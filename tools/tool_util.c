@@ -4,6 +4,7 @@
 #include "tool_util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -99,6 +100,74 @@ size_t uiw_tool_mismatch(const uint8_t *p, size_t n, uint32_t seed)
 		if (p[i] != pattern_next(&x))
 			return i;
 	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Results                                                            */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void uiw_tool_lat_stats(double *v, size_t n, double out[4])
+{
+	size_t i;
+	double sum = 0;
+
+	if (!n) {
+		out[0] = out[1] = out[2] = out[3] = NAN;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	out[0] = v[0];
+	out[1] = sum / (double)n;
+	out[2] = v[n / 2];
+	out[3] = v[n * 99 / 100 < n ? n * 99 / 100 : n - 1];
+}
+
+void uiw_tool_print_csv(const struct uiw_tool_table *t)
+{
+	char buf[64];
+	bool num;
+	int i, c;
+
+	for (c = 0; c < t->ncols; c++)
+		printf("%s%s", c ? "," : "", t->cols[c]);
+	printf("\n");
+	for (i = 0; i < t->nrows; i++) {
+		for (c = 0; c < t->ncols; c++) {
+			t->cell(i, c, buf, sizeof(buf), &num);
+			printf("%s%s", c ? "," : "", buf);
+		}
+		printf("\n");
+	}
+}
+
+void uiw_tool_print_json_rows(const struct uiw_tool_table *t)
+{
+	char buf[64];
+	bool num;
+	int i, c;
+
+	for (i = 0; i < t->nrows; i++) {
+		printf("    {");
+		for (c = 0; c < t->ncols; c++) {
+			t->cell(i, c, buf, sizeof(buf), &num);
+			printf("%s\"%s\": ", c ? ", " : "", t->cols[c]);
+			if (!buf[0])
+				printf("null");
+			else if (num)
+				printf("%s", buf);
+			else
+				printf("\"%s\"", buf);
+		}
+		printf("}%s\n", i + 1 < t->nrows ? "," : "");
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -79,6 +79,27 @@ int uiw_tool_resolve(const char *host, const char *port, int family,
 		     bool passive, struct sockaddr_storage *ss,
 		     socklen_t *len);
 
+/* Latency samples: min, avg, median and p99 (the sample at 99 % of the
+ * sorted order) of v[0..n), which is sorted in place; NAN when n is 0. */
+void uiw_tool_lat_stats(double *v, size_t n, double out[4]);
+
+/*
+ * Results as CSV or JSON.  A table of nrows rows and ncols columns named
+ * in cols; cell(row, col) writes one cell into buf (empty where it does
+ * not apply) and sets *num when it is a number (unquoted in JSON).
+ */
+struct uiw_tool_table {
+	const char *const *cols;
+	int ncols, nrows;
+	void (*cell)(int row, int col, char *buf, size_t len, bool *num);
+};
+/* A header line of the column names, then a line per row. */
+void uiw_tool_print_csv(const struct uiw_tool_table *t);
+/* The rows as the elements of a JSON array, an object a line, each
+ * indented by four spaces (the caller prints what is around them);
+ * empty cells are null. */
+void uiw_tool_print_json_rows(const struct uiw_tool_table *t);
+
 /*
  * The end on a signal.  uiw_tool_signals_init() blocks SIGINT and SIGTERM
  * in every thread and takes them in a thread of its own; call it before

@@ -1167,34 +1167,12 @@ static struct uiw_qp_attr conn_attr;
 static struct sockaddr_storage srv_addr;
 static unsigned srv_tcp_port;
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* min, avg, median, p99 of n samples in the order taken (sorted in
  * place), leaving out the first skip: the first round trips also fault
  * pages in and warm caches. */
 static void lat_stats_skip(double *v, size_t n, size_t skip, double out[4])
 {
-	size_t i;
-	double sum = 0;
-
-	v += skip;
-	n -= skip;
-	if (!n) {
-		out[0] = out[1] = out[2] = out[3] = NAN;
-		return;
-	}
-	for (i = 0; i < n; i++)
-		sum += v[i];
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	out[0] = v[0];
-	out[1] = sum / (double)n;
-	out[2] = v[n / 2];
-	out[3] = v[n * 99 / 100 < n ? n * 99 / 100 : n - 1];
+	uiw_tool_lat_stats(v + skip, n - skip, out);
 }
 
 /* ... leaving out o.warmup, at most half of them. */
@@ -1798,47 +1776,32 @@ static void cell(const struct result *r, int c, char *buf, size_t len,
 					   : c == 9 ? 3 : 2, x);
 }
 
+static void result_cell(int row, int col, char *buf, size_t len, bool *num)
+{
+	cell(&results[row], col, buf, len, num);
+}
+
+static const struct uiw_tool_table results_table = {
+	.cols = columns, .ncols = NCOLS, .cell = result_cell,
+};
+
 static void print_csv(void)
 {
-	char buf[64];
-	bool num;
-	int i, c;
+	struct uiw_tool_table t = results_table;
 
-	for (c = 0; c < NCOLS; c++)
-		printf("%s%s", c ? "," : "", columns[c]);
-	printf("\n");
-	for (i = 0; i < nresults; i++) {
-		for (c = 0; c < NCOLS; c++) {
-			cell(&results[i], c, buf, sizeof(buf), &num);
-			printf("%s%s", c ? "," : "", buf);
-		}
-		printf("\n");
-	}
+	t.nrows = nresults;
+	uiw_tool_print_csv(&t);
 }
 
 static void print_json(const char *where)
 {
-	char buf[64];
-	bool num;
-	int i, c;
+	struct uiw_tool_table t = results_table;
 
+	t.nrows = nresults;
 	printf("{\n  \"tool\": \"uiwarp-perf\",\n  \"peer\": \"%s\",\n"
 	       "  \"mulpdu\": %u,\n  \"results\": [\n", where,
 	       conn_attr.mulpdu);
-	for (i = 0; i < nresults; i++) {
-		printf("    {");
-		for (c = 0; c < NCOLS; c++) {
-			cell(&results[i], c, buf, sizeof(buf), &num);
-			printf("%s\"%s\": ", c ? ", " : "", columns[c]);
-			if (!buf[0])
-				printf("null");
-			else if (num)
-				printf("%s", buf);
-			else
-				printf("\"%s\"", buf);
-		}
-		printf("}%s\n", i + 1 < nresults ? "," : "");
-	}
+	uiw_tool_print_json_rows(&t);
 	printf("  ]\n}\n");
 }
 

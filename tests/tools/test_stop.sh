@@ -44,36 +44,6 @@ check_workdir
 # The bound on the end: the 2 s deadline and the start of a process.
 LIMIT_MS=3500
 
-# start <name> <out: stdout|stderr> <cmd...>: runs cmd in the background
-# (no timeout(1) in between: the signals must reach the tool itself)
-# with the chosen output on a pipe that the test reads, the other in a
-# file.  Sets $bgpid and $bgfd.
-start() {
-	local name=$1 which=$2
-	shift 2
-	mkfifo "$tmp/$name.fifo"
-	if [ "$which" = stdout ]; then
-		"$@" >"$tmp/$name.fifo" 2>"$tmp/$name.err" &
-	else
-		"$@" 2>"$tmp/$name.fifo" >"$tmp/$name.out" &
-	fi
-	bgpid=$!
-	pids+=("$bgpid")
-	exec {bgfd}<"$tmp/$name.fifo"
-}
-
-# wait_line <fd> <glob> <log>: reads lines from fd (copying them to log)
-# until one matches glob; 30 s at most.  The matching line is in $line.
-wait_line() {
-	local fd=$1 glob=$2 log=$3
-	while IFS= read -r -t 30 line <&"$fd"; do
-		printf '%s\n' "$line" >>"$log"
-		# shellcheck disable=SC2053
-		[[ $line == $glob ]] && return 0
-	done
-	return 1
-}
-
 # drain <fd> <log>: the rest of fd goes to log, in the background (a
 # tool that writes into a full pipe would block).  Sets $drainpid.
 drain() {
@@ -183,7 +153,7 @@ end_checked() {
 ping_server() {
 	local name=$1
 	shift
-	start "$name.srv" stdout "$ping" -s -p 0 -a 127.0.0.1 "$@"
+	bg_start "$name.srv" stdout "$ping" -s -p 0 -a 127.0.0.1 "$@"
 	spid=$bgpid
 	sfd=$bgfd
 	if ! wait_line "$sfd" "server: listening on * port *" \
@@ -204,7 +174,7 @@ for sig in TERM INT; do
 	ping_server "$name" || continue
 	drain "$sfd" "$tmp/$name.srv.out"
 	start_proxy "$name" "$sport" "stall c2s 20" || continue
-	start "$name" stdout "$ping" -c -a 127.0.0.1 -p "$pxport" -d \
+	bg_start "$name" stdout "$ping" -c -a 127.0.0.1 -p "$pxport" -d \
 		--mpa-rev=1 --crc=off -C 1
 	cpid=$bgpid
 	if wait_line "$bgfd" "client: ping 0: Send source advertisement*" \
@@ -228,7 +198,7 @@ for sig in TERM INT; do
 	name=ping-server-$sig
 	ping_server "$name" -d || continue
 	start_proxy "$name" "$sport" "stall s2c 20" || continue
-	start "$name.cli" stdout "$ping" -c -a 127.0.0.1 -p "$pxport" \
+	bg_start "$name.cli" stdout "$ping" -c -a 127.0.0.1 -p "$pxport" \
 		--mpa-rev=1 --crc=off -C 1
 	cpid=$bgpid
 	drain "$bgfd" "$tmp/$name.cli.out"
@@ -259,7 +229,7 @@ for sig in TERM INT; do
 	name=ping-sctp-connect-$sig
 	udp=$(free_udp_port) || fail "no free UDP port"
 	start_proxy "$name" "$udp" cut --udp || continue
-	start "$name" stdout "$ping" -c -a 127.0.0.1 -p 7174 -d -C 1 \
+	bg_start "$name" stdout "$ping" -c -a 127.0.0.1 -p 7174 -d -C 1 \
 		--llp sctp-udp --udp-port "$pxport"
 	cpid=$bgpid
 	if ! wait_line "$bgfd" "client: connecting to *" "$tmp/$name.out"; then
@@ -288,7 +258,7 @@ for sig in TERM INT; do
 	ping_server "$name" -d --llp sctp-udp --udp-port "$udp" || continue
 	drain "$sfd" "$tmp/$name.srv.out"
 	start_proxy "$name" "$udp" "" --udp || continue
-	start "$name" stdout "$ping" -c -a 127.0.0.1 -p "$sport" -d -V \
+	bg_start "$name" stdout "$ping" -c -a 127.0.0.1 -p "$sport" -d -V \
 		-S 4096 --llp sctp-udp --udp-port "$pxport"
 	cpid=$bgpid
 	if wait_line "$bgfd" "client: ping 2: verified*" "$tmp/$name.out"; then
@@ -313,7 +283,7 @@ done
 perf_server() {
 	local name=$1
 	shift
-	start "$name.srv" stdout "$perf" -s -p 0 "$@"
+	bg_start "$name.srv" stdout "$perf" -s -p 0 "$@"
 	spid=$bgpid
 	if ! wait_line "$bgfd" "uiwarp-perf: server listening on port *" \
 		"$tmp/$name.srv.out"; then
@@ -391,7 +361,7 @@ fi
 
 # A server that no client has reached yet ends at once, saying so.
 name=perf-idle
-start "$name" stdout "$perf" -s -p 0
+bg_start "$name" stdout "$perf" -s -p 0
 spid=$bgpid
 if wait_line "$bgfd" "uiwarp-perf: server listening on port *" \
 	"$tmp/$name.out"; then
@@ -407,7 +377,7 @@ fi
 # A minute-long measurement ends early on the signal, without figures.
 for sig in TERM INT; do
 	name=bw-$sig
-	start "$name" stderr "$bw" -v -t 60 -o write -s 64k
+	bg_start "$name" stderr "$bw" -v -t 60 -o write -s 64k
 	if wait_line "$bgfd" "uiwarp-bw: measuring rdma_write*" \
 		"$tmp/$name.err"; then
 		drain "$bgfd" "$tmp/$name.err"

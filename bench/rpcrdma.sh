@@ -1,0 +1,387 @@
+#!/usr/bin/env bash
+# RPC-over-RDMA on uiwarp (libuiwarp-rpcrdma over the drop-in libibverbs
+# and librdmacm) against libtirpc over TCP, on this machine, over
+# 127.0.0.1, in one run:
+#
+#   - NULL RPCs (uiwarp-rpcping against uiwarp-rpcping -s): the round
+#     trip and the rate with 1 call outstanding, and the rate with 16
+#     (16 threads, a CLIENT each, and over rdma also sharing one);
+#   - the store example (examples/store/: rpcgen's stubs): PUT and GET of
+#     4 KiB to 16 MiB objects, store-client -r making each call K times
+#     on one connection (K: about RPC_BYTES octets a figure, at least
+#     RPC_MIN_CALLS calls); MB/s are the objects' octets over the time
+#     of those calls (get's STAT before them, the connection and the
+#     files not counted).  After the runs of a size each transport gets
+#     the object once more into a file, compared with cmp.
+#
+# Both transports use the same server process (one for NULL, one for the
+# store), each figure is the median of RPC_ROUNDS runs, and the two
+# transports take turns run by run, the first alternating from round to
+# round, so that a slow stretch of the machine falls on both.  Ratios
+# are RDMA / TCP: for throughput and rate above 1 means RDMA moves more;
+# for latency below 1 means RDMA answers sooner.  The goals: RDMA at
+# least 1.2 times TCP's throughput from 256 KiB on, and a NULL round trip
+# at most 1.2 times TCP's.
+#
+# Writes bench/rpcrdma-latest.md and the plots bench/rpcrdma-bw.png and
+# bench/rpcrdma-null.png (gnuplot; bench/deps.sh installs it).  Builds
+# nothing: run it after a build (make bench-rpcrdma builds first).  A
+# benchmark: it never fails for being slow; a point that fails is n/a in
+# its table, and every failure is listed under the tables.
+#
+# usage: bench/rpcrdma.sh
+#   BUILD=<dir>           build directory (default: build)
+#   RPC_ROUNDS=<n>        runs per figure, the median kept (default 3)
+#   RPC_NULL_CALLS=<n>    NULL calls per run (default 20000)
+#   RPC_SIZES="..."       object sizes (default 4k 16k 64k 256k 1m 4m 16m)
+#   RPC_BYTES=<octets>    octets a GET or PUT figure moves (default 128m)
+#   RPC_MIN_CALLS=<n>     calls a GET or PUT figure makes at least
+#                         (default 8)
+#   RPC_QUICK=1           a short trial: one round, 2000 NULL calls, 16 MiB
+#                         a figure, 2 calls at least
+#   RPC_OUT=<file>        the report (default bench/rpcrdma-latest.md)
+set -uo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$src/build}
+# shellcheck source=lib.sh
+source "$src/bench/lib.sh"
+if [ "${RPC_QUICK:-0}" = 1 ]; then
+	rounds=${RPC_ROUNDS:-1}
+	null_calls=${RPC_NULL_CALLS:-2000}
+	bytes=$(to_octets "${RPC_BYTES:-16m}")
+	min_calls=${RPC_MIN_CALLS:-2}
+else
+	rounds=${RPC_ROUNDS:-3}
+	null_calls=${RPC_NULL_CALLS:-20000}
+	bytes=$(to_octets "${RPC_BYTES:-128m}")
+	min_calls=${RPC_MIN_CALLS:-8}
+fi
+sizes=${RPC_SIZES:-4k 16k 64k 256k 1m 4m 16m}
+out=${RPC_OUT:-$src/bench/rpcrdma-latest.md}
+
+# gnuplot for the plots (nothing when it is there)
+bash "$src/bench/deps.sh" || echo "bench/rpcrdma.sh: bench/deps.sh failed: the plots may be missing" >&2
+
+rpcping=$build/uiwarp-rpcping
+server=$build/examples/store/store-server
+client=$build/examples/store/store-client
+for f in "$rpcping" "$server" "$client"; do
+	if [ ! -x "$f" ]; then
+		echo "bench/rpcrdma.sh: $f is missing: build first (make bench-rpcrdma)" >&2
+		exit 2
+	fi
+done
+# Both ends are uiwarp: no pause after the MPA Reply (it is for siw).
+unset "${!UIWARP_@}"
+export UIWARP_START_DELAY_MS=0
+
+bench_workdir
+
+# start_server NAME CMD...: CMD in the background, until its first line
+# (which names its ports) is in $work/NAME.line; sets $spid.
+start_server() {
+	local name=$1 fd
+	shift
+	mkfifo "$work/$name.fifo"
+	"$@" >"$work/$name.fifo" 2>"$work/$name.err" &
+	spid=$!
+	echo "$spid" >>"$work/pids"
+	exec {fd}<"$work/$name.fifo"
+	if ! IFS= read -r -t 30 line <&"$fd"; then
+		echo "bench/rpcrdma.sh: $name did not start:" >&2
+		cat "$work/$name.err" >&2
+		exit 1
+	fi
+	echo "$line" >"$work/$name.line"
+	cat <&"$fd" >"$work/$name.out" &
+	exec {fd}<&-
+}
+
+# port_of NAME TRANSPORT: the port a server's first line names.
+port_of() {
+	sed -n "s/.* $2 port \\([0-9]*\\).*/\\1/p" "$work/$1.line"
+}
+
+start_server ping "$rpcping" -s -a 127.0.0.1 -p 0 -t 0 --no-udp
+ping_pid=$spid
+start_server store "$server" -a 127.0.0.1 -p 0 -t 0 --no-udp
+store_pid=$spid
+declare -A pport=([rdma]=$(port_of ping rdma) [tcp]=$(port_of ping tcp))
+declare -A sport=([rdma]=$(port_of store rdma) [tcp]=$(port_of store tcp))
+
+# order ROUND: the transports in the order of that round.
+order() {
+	if [ $(($1 % 2)) -eq 1 ]; then echo "rdma tcp"; else echo "tcp rdma"; fi
+}
+
+# med FILE: the median of the numbers in FILE (one a line), or n/a.
+med() {
+	awk "$awk_med"'$1 ~ /^[0-9.]+$/ { a[++k] = $1 }
+		END { if (k) print med(a, k); else print "n/a" }' "$1"
+}
+
+# ------------------------------------------------------------------
+# NULL RPCs
+
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+# The runs: "outstanding clients" pairs; each writes one CSV row.
+null_runs=("1 each" "16 each" "16 shared")
+for ((r = 1; r <= rounds; r++)); do
+	for t in $(order "$r"); do
+		for run in "${null_runs[@]}"; do
+			read -r o c <<<"$run"
+			f=$work/null-$t-$o-$c-$r
+			echo "+ uiwarp-rpcping -x $t -o $o --clients $c -n $null_calls" >&2
+			if waited timeout 300 "$rpcping" -c 127.0.0.1 \
+				-p "${pport[rdma]}" -t "${pport[tcp]}" -x "$t" \
+				-o "$o" --clients "$c" -n "$null_calls" --csv \
+				>"$f" 2>"$f.err"; then
+				csv_value "$f" calls_per_s >"$f.rate"
+				csv_value "$f" lat_median_us >"$f.med"
+				csv_value "$f" lat_p99_us >"$f.p99"
+			else
+				failed "NULL over $t, $o outstanding ($c), round $r" "$f" "$f.err"
+			fi
+		done
+	done
+done
+
+# null_fig T O C KIND: the median over the rounds of KIND (rate, med,
+# p99) of that run.
+null_fig() {
+	cat "$work"/null-"$1"-"$2"-"$3"-*."$4" 2>/dev/null >"$work/fig"
+	med "$work/fig"
+}
+
+: >"$work/null.md"
+: >"$work/null.dat"
+for run in "${null_runs[@]}"; do
+	read -r o c <<<"$run"
+	rr=$(null_fig rdma "$o" "$c" rate)
+	tr=$(null_fig tcp "$o" "$c" rate)
+	rm_=$(null_fig rdma "$o" "$c" med)
+	tm=$(null_fig tcp "$o" "$c" med)
+	rp=$(null_fig rdma "$o" "$c" p99)
+	tp=$(null_fig tcp "$o" "$c" p99)
+	echo "| $o | $c | $rr | $tr | $(ratio "$tr" "$rr") | $rm_ / $rp | $tm / $tp | $(ratio "$tm" "$rm_") |" >>"$work/null.md"
+	echo "\"$o $c\" $rr $tr" >>"$work/null.dat"
+	if [ "$o" = 1 ]; then
+		null_lat_ratio=$(ratio "$tm" "$rm_")
+		null_lat="$rm_ µs against $tm µs"
+	fi
+done
+
+# ------------------------------------------------------------------
+# The store: PUT and GET
+
+: >"$work/data.md"
+: >"$work/moved.md"
+: >"$work/put.dat"
+: >"$work/get.dat"
+goal_min=
+goal_at=
+for s in $sizes; do
+	o=$(to_octets "$s")
+	k=$((bytes / o))
+	[ "$k" -ge "$min_calls" ] || k=$min_calls
+	head -c "$o" /dev/urandom >"$work/obj"
+	for ((r = 1; r <= rounds; r++)); do
+		for t in $(order "$r"); do
+			name=bench-$t-$o
+			for op in put get; do
+				f=$work/$op-$t-$o-$r
+				# get: the object to stdout, the figures to stderr
+				if [ $op = put ]; then
+					args=(put "$work/obj" "$name")
+				else
+					args=(get "$name" -)
+				fi
+				echo "+ store-client -x $t -r $k ${args[*]}" >&2
+				if [ $op = put ]; then
+					waited timeout 600 "$client" -x "$t" \
+						-p "${sport[$t]}" --stats -r "$k" \
+						"${args[@]}" >"$f" 2>&1
+				else
+					waited timeout 600 "$client" -x "$t" \
+						-p "${sport[$t]}" --stats -r "$k" \
+						"${args[@]}" >/dev/null 2>"$f"
+				fi
+				if [ $? -eq 0 ]; then
+					# "... N octets in S s ..."
+					sed -n 's/.* \([0-9]*\) octets in \([0-9.]*\) s.*/\1 \2/p' "$f" |
+						awk '$2 > 0 { printf "%.1f\n", $1 / $2 / 1e6 }' >"$f.mbps"
+					[ -s "$f.mbps" ] || failed "$op of $s over $t, round $r: no time" "$f"
+				else
+					failed "$op of $s over $t, round $r" "$f"
+				fi
+			done
+		done
+	done
+	# the objects as they are now, compared
+	verified=yes
+	for t in rdma tcp; do
+		if ! waited timeout 600 "$client" -x "$t" -p "${sport[$t]}" get \
+			"bench-$t-$o" "$work/copy" 2>"$work/copy.err" ||
+			! cmp -s "$work/obj" "$work/copy"; then
+			verified=NO
+			failed "the $s object over $t is not what was put" "$work/copy.err"
+		fi
+	done
+	row="| $(human "$o") | $k"
+	for op in put get; do
+		cat "$work"/$op-rdma-"$o"-*.mbps 2>/dev/null >"$work/fig"
+		rv=$(med "$work/fig")
+		cat "$work"/$op-tcp-"$o"-*.mbps 2>/dev/null >"$work/fig"
+		tv=$(med "$work/fig")
+		rt=$(ratio "$tv" "$rv")
+		row="$row | $rv | $tv | $rt"
+		echo "$o $rv $tv" >>"$work/$op.dat"
+		if [ "$o" -ge 262144 ]; then
+			goal_at="$goal_at $op $(human "$o") $rt,"
+			goal_min=$(awk -v a="${goal_min:-}" -v b="$rt" 'BEGIN {
+				if (b !~ /^[0-9.]+$/) print "n/a"
+				else if (a == "" || (a ~ /^[0-9.]+$/ && b + 0 < a + 0)) print b
+				else print a }')
+		fi
+	done
+	echo "$row | $verified |" >>"$work/data.md"
+	# what moved, over rdma, in the last round's runs
+	for op in put get; do
+		f=$work/$op-rdma-$o-$rounds
+		row="| $(human "$o") | $op"
+		for kv in calls inline_sends:inline_bytes read_chunks:read_bytes \
+			write_chunks:write_bytes reply_chunks:reply_bytes; do
+			n=$(kv_field "$f" "store-client: rdma: calls=" "${kv%%:*}" 2>/dev/null)
+			[ "$kv" = calls ] || n="$n (${n:+$(kv_field "$f" "store-client: rdma: calls=" "${kv##*:}")})"
+			row="$row | ${n:-n/a}"
+		done
+		echo "$row |" >>"$work/moved.md"
+	done
+done
+
+# ------------------------------------------------------------------
+# The servers' ends and their counts
+
+for p in "$ping_pid" "$store_pid"; do
+	kill -TERM "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+done
+wait
+server_counts=$(sed -n 's/^store-server: rdma: \(calls=.*\)/\1/p' "$work/store.out")
+
+# ------------------------------------------------------------------
+# The report
+
+verdict() {
+	awk -v r="$1" -v g="$2" -v dir="$3" 'BEGIN {
+		if (r !~ /^[0-9.]+$/) print "n/a"
+		else if ((dir == "ge" && r + 0 >= g) || (dir == "le" && r + 0 <= g)) print "met"
+		else print "not met" }'
+}
+cpu=$(bench_cpu)
+rev=$(bench_rev "$src")
+{
+	echo "# RPC-over-RDMA on uiwarp against libtirpc over TCP"
+	echo
+	echo "Written by \`bench/rpcrdma.sh\` (\`make bench-rpcrdma\`), started $started."
+	echo
+	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it"
+	echo "- source: $rev, build type $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt"), libtirpc $(pkg_version libtirpc3)"
+	echo "- RPC-over-RDMA: libuiwarp-rpcrdma's defaults (credits, 4 KiB inline thresholds) over the drop-in libraries, MPA revision 2 with CRC, UIWARP_START_DELAY_MS=0; TCP: libtirpc's clnt_vc and svc_vc with 256 KiB record buffers"
+	echo "- all over 127.0.0.1, each transport's server in one process for both (\`uiwarp-rpcping -s\`, \`store-server\`); every figure the median of $rounds runs, the transports taking turns"
+	echo
+	echo "## Goals"
+	echo
+	echo "| goal | measured | ratio | |"
+	echo "| --- | --- | --- | --- |"
+	echo "| RDMA at least 1.2 x TCP's throughput from 256 KiB | the lowest RDMA / TCP of GET and PUT at 256 KiB and above:${goal_at%,} | ${goal_min:-n/a} | $(verdict "${goal_min:-n/a}" 1.2 ge) |"
+	echo "| NULL round trip at most 1.2 x TCP's | median round trip, 1 outstanding: ${null_lat:-n/a} | ${null_lat_ratio:-n/a} | $(verdict "${null_lat_ratio:-n/a}" 1.2 le) |"
+	echo
+	echo "## NULL RPCs"
+	echo
+	echo "\`uiwarp-rpcping -c 127.0.0.1 -x T -o N --clients C -n $null_calls\` against"
+	echo "\`uiwarp-rpcping -s\`: N threads calling at once, on a CLIENT each or"
+	echo "all on one (libtirpc's clnt_vc holds its CLIENT for the whole of a call,"
+	echo "so shared calls over TCP go one at a time).  Round trips in µs (median"
+	echo "/ p99); ratios RDMA / TCP."
+	echo
+	echo "| outstanding | CLIENTs | RDMA calls/s | TCP calls/s | ratio | RDMA µs | TCP µs | ratio |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+	cat "$work/null.md"
+	echo
+	echo "## The store: PUT and GET"
+	echo
+	echo "\`store-client -x T -r K put FILE NAME\` and \`get NAME -\` (rpcgen's"
+	echo "stubs, the same for both transports) against \`store-server\`: K calls"
+	echo "on one connection, MB/s the objects' octets (10^6 a second) over the"
+	echo "time of the K calls.  Over RDMA a PUT's data moves by RDMA Read and a"
+	echo "GET's by RDMA Write (the example's Upper-Layer Binding: 1 KiB and"
+	echo "more); over TCP through libtirpc's record marking.  Ratios RDMA / TCP."
+	echo "\"same\": the object got back once more over each transport, compared"
+	echo "with cmp."
+	echo
+	echo "| size | calls | PUT RDMA MB/s | PUT TCP MB/s | ratio | GET RDMA MB/s | GET TCP MB/s | ratio | same |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	cat "$work/data.md"
+	echo
+	echo "What moved over RDMA in the last round's runs (\`store-client --stats\`:"
+	echo "the client's counts, messages or chunks and their octets; a get's"
+	echo "include its STAT):"
+	echo
+	echo "| size | call | calls | inline Sends | Read chunks | Write chunks | Reply chunks |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	cat "$work/moved.md"
+	echo
+	echo "The store server's RPC-over-RDMA counts at its end: ${server_counts:-n/a}"
+	echo
+	echo "Plots: [throughput](rpcrdma-bw.png), [NULL rate](rpcrdma-null.png)."
+	if [ -s "$work/failures" ]; then
+		echo
+		echo "## Failures"
+		echo
+		cat "$work/failures"
+	fi
+} >"$work/report.md"
+
+if command -v gnuplot >/dev/null; then
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 noenhanced
+set datafile separator " "
+set datafile missing "n/a"
+set logscale x 2
+set xrange [3072:22369621]
+set xtics ("4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216)
+set xlabel "object size (octets)"
+set ylabel "MB/s (10^6 octets/s)"
+set grid
+set key left top
+set output "$work/rpcrdma-bw.png"
+set title "store example (rpcgen), 127.0.0.1: RPC-over-RDMA on uiwarp vs libtirpc TCP"
+plot "$work/put.dat" using 1:2 with linespoints lw 2 title "PUT, RPC-over-RDMA", \
+     "$work/put.dat" using 1:3 with linespoints title "PUT, TCP", \
+     "$work/get.dat" using 1:2 with linespoints lw 2 title "GET, RPC-over-RDMA", \
+     "$work/get.dat" using 1:3 with linespoints title "GET, TCP"
+set output "$work/rpcrdma-null.png"
+unset logscale x
+set xrange [*:*]
+set xtics auto
+set key top right
+set title "NULL RPCs, 127.0.0.1: calls per second"
+set xlabel "outstanding calls, CLIENTs (each: one per thread)"
+set ylabel "calls/s"
+set style data histograms
+set style histogram clustered
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set yrange [0:*]
+plot "$work/null.dat" using 2:xtic(1) title "RPC-over-RDMA", \
+     "" using 3 title "TCP"
+EOF
+	mv "$work/rpcrdma-bw.png" "$work/rpcrdma-null.png" "$src/bench/"
+else
+	echo "bench/rpcrdma.sh: no gnuplot: no plots (bench/deps.sh installs it)" >&2
+fi
+mv "$work/report.md" "$out"
+cat "$out"
