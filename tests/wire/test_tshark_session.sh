@@ -13,7 +13,7 @@
 #
 # - no malformed frame, no expert error, every TCP octet decoded as MPA;
 # - MPA: one Request and one Reply per connection, CRC on, markers off,
-#   revision 2; in their private data the RFC 6581 word (peer-to-peer,
+#   revision 2, RFC 6581's S bit; in their private data the RFC 6581 word (peer-to-peer,
 #   IRD and ORD that fit each other) and the RFC 8797 message as the
 #   library advertises it; the initiator's zero-length RDMA Write (RTR);
 # - every call and every reply as rpcordma: the header the program sent,
@@ -181,11 +181,12 @@ $(sed -n 1,10p <<<"$undecoded")"
 ts "${dec[@]}" -Y "$tcpf && (iwarp_mpa.key.req || iwarp_mpa.key.rep)" \
 	-T fields -E separator='|' -e tcp.stream -e tcp.srcport \
 	-e iwarp_mpa.key.req -e iwarp_mpa.marker_flag -e iwarp_mpa.crc_flag \
-	-e iwarp_mpa.rej_flag -e iwarp_mpa.rev -e iwarp_mpa.privatedata \
+	-e iwarp_mpa.rej_flag -e iwarp_mpa.res -e iwarp_mpa.rev \
+	-e iwarp_mpa.privatedata \
 	>"$work/mpa.tsv"
 reqs=0 reps=0 mpabad=''
 declare -A ird ord
-while IFS='|' read -r stream sport req mf cf rf rev pd; do
+while IFS='|' read -r stream sport req mf cf rf res rev pd; do
 	pd=${pd//:/}
 	# a Request from the client, a Reply from the server's port
 	if [ -n "$req" ]; then
@@ -199,9 +200,11 @@ while IFS='|' read -r stream sport req mf cf rf rev pd; do
 	[ "$by" = "$from" ] ||
 		mpabad+="stream $stream: an MPA $kind from port $sport
 "
-	case "$mf/$cf/$rf/$rev" in
-	False/True/False/2 | 0/1/0/2) ;;
-	*) mpabad+="stream $stream: MPA $kind with M=$mf C=$cf R=$rf Rev=$rev, expected M=0 C=1 R=0 Rev=2
+	# RFC 6581 §6: S, the bit after R, says the private data opens with
+	# the word of §9; tshark 4.0 shows it as part of Res
+	case "$mf/$cf/$rf/$res/$rev" in
+	False/True/False/0x10/2 | 0/1/0/0x10/2) ;;
+	*) mpabad+="stream $stream: MPA $kind with M=$mf C=$cf R=$rf Res=$res Rev=$rev, expected M=0 C=1 R=0 S=1 Rev=2
 " ;;
 	esac
 	# RFC 6581 §9: A (peer-to-peer), IRD and ORD in 14 bits each
@@ -227,7 +230,7 @@ for k in "${!ird[@]}"; do
 "
 done
 if [ -z "$mpabad" ] && [ "$reqs" -eq "$nconn" ] && [ "$reps" -eq "$nconn" ]; then
-	ok "MPA: $reqs Requests and $reps Replies (revision 2, CRC, no markers); RFC 6581 word and RFC 8797 '$want_cm' each way"
+	ok "MPA: $reqs Requests and $reps Replies (revision 2, CRC, no markers, S); RFC 6581 word and RFC 8797 '$want_cm' each way"
 else
 	bad "MPA: $reqs Requests, $reps Replies for $nconn connections
 $mpabad"
