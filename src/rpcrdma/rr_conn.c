@@ -197,7 +197,10 @@ void rr_wr_init(struct rr_wr *w, enum ibv_wr_opcode op, uint64_t wr_id,
 int rr_post(struct ibv_qp *qp, struct ibv_send_wr *first)
 {
 	struct ibv_send_wr *bad;
-	int ret = ibv_post_send(qp, first, &bad);
+	int ret;
+
+	rr_trace_post(qp, first);
+	ret = ibv_post_send(qp, first, &bad);
 
 	if (ret)
 		errno = ret;

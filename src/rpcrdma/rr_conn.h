@@ -89,6 +89,9 @@ void rr_wr_init(struct rr_wr *w, enum ibv_wr_opcode op, uint64_t wr_id,
 		uint32_t rkey, bool signaled);
 /* Posts the chain from first; 0, or -1 with errno set. */
 int rr_post(struct ibv_qp *qp, struct ibv_send_wr *first);
+/* Appends the chain to the file UIWARP_RPCRDMA_TRACE names, if any
+ * (rr_trace.c): what rr_post posts. */
+void rr_trace_post(const struct ibv_qp *qp, const struct ibv_send_wr *first);
 
 /* ---- A connection ----------------------------------------------------- */
 

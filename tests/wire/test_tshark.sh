@@ -68,16 +68,8 @@ check_session() {
 	     -o tcp.reassemble_out_of_order:TRUE
 	     -o tcp.try_heuristic_first:TRUE --enable-heuristic iwarp_mpa_tcp
 	     --disable-heuristic rpcrdma_iwarp --disable-heuristic smb_direct_iwarp)
-	# A segment that TCP sent again (lo drops packets under load too)
-	# repeats octets already decoded in the first copy: leave it out.
-	tcpf="tcp.port == $port && !tcp.analysis.retransmission"
-	tcpf="$tcpf && !tcp.analysis.fast_retransmission"
-	tcpf="$tcpf && !tcp.analysis.spurious_retransmission"
-	# ... and so does a copy of a reordered segment, which tshark marks
-	# out-of-order as it does the original: an out-of-order segment that
-	# does not decode repeats octets already placed.
-	dupf="!(tcp.analysis.out_of_order && !iwarp_mpa && !tcp.reassembled_in)"
-	tcpf="$tcpf && $dupf"
+	# Segments that carry octets for the first time (wire_tcpf).
+	tcpf=$(wire_tcpf "$port")
 
 	nframes=$(ts "${dec[@]}" -Y "$tcpf" | wc -l)
 	[ "$nframes" -gt 0 ] || fail "no frames of port $port in the capture"

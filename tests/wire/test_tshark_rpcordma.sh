@@ -41,6 +41,9 @@ trap 'rm -rf "$work"' EXIT
 # Two passes (-2): the dissector puts Write chunk data back only then.
 dec=(-2 -o tcp.try_heuristic_first:TRUE --enable-heuristic iwarp_mpa_tcp)
 ts() { tshark "$@" 2>>"$work/tshark.err"; }
+rpcrdma_wire=$tool
+# shellcheck source=rpcordma_lib.sh
+. "$here/rpcordma_lib.sh"
 
 # enc LINE: the header as hex (word splitting by read: no brace
 # expansion of the chunk lists)
@@ -64,11 +67,6 @@ send() {
 	sends+=("$2")
 }
 write() { echo "$1 write $2 $3 $4" >>"$script"; }
-# hexrep OCTET N: N times the octet, in hex
-hexrep() {
-	[ "$2" -gt 0 ] || return 0
-	printf "%0$(($2 * 2))d" 0 | sed "s/00/$1/g"
-}
 
 FH=00000008aabbccdd11223344                   # nfs_fh3, 8 octets
 cm_a=$("$tool" cm 1 4096 8192) && cm_b=$("$tool" cm 0 262144 1024) ||
@@ -122,54 +120,14 @@ bad=$(ts "${dec[@]}" -r "$cap" -Y '_ws.malformed || _ws.expert.severity >= 83886
 	bad "frames tshark flags:
 $bad"
 
-ts "${dec[@]}" -r "$cap" -Y rpcordma -T fields -E occurrence=a \
-	-E aggregator=, -e frame.number -e rpcordma.xid -e rpcordma.version \
-	-e rpcordma.flow_control -e rpcordma.msg_type -e rpcordma.reads_count \
-	-e rpcordma.writes_count -e rpcordma.reply_count -e rpcordma.position \
-	-e rpcordma.segment_count -e rpcordma.rdma_handle \
-	-e rpcordma.rdma_length -e rpcordma.rdma_offset -e rpcordma.errcode \
-	-e rpcordma.vers_low -e rpcordma.vers_high >"$work/fields.tsv"
-
-# tshark's fields to the rpcrdma_wire line (hex handles and offsets
-# stripped of leading zeros as text: 64-bit offsets do not fit awk's
-# numbers)
-awk -F'\t' '
-function hx(s) { sub(/^0[xX]0*/, "", s); return "0x" (s == "" ? "0" : tolower(s)) }
-function seg(k) { return hx(h[k]) ":" (l[k] + 0) ":" hx(o[k]) }
-{
-	split($9, pos, ","); split($10, cnt, ",")
-	split($11, h, ","); split($12, l, ","); split($13, o, ",")
-	line = sprintf("xid=%s vers=%d credit=%d proc=%d", tolower($2), $3,
-		$4, $5)
-	if ($5 == 4) {
-		line = line " err=" $14
-		if ($14 == 1) line = line " low=" $15 " high=" $16
-		print $1, line; next
-	}
-	k = 0; s = ""
-	for (i = 1; i <= $6; i++) s = s (i > 1 ? "," : "") pos[i] ":" seg(++k)
-	line = line " reads=" (s == "" ? "-" : s)
-	s = ""
-	for (c = 1; c <= $7; c++) {
-		t = ""
-		for (j = 1; j <= cnt[c]; j++) t = t (j > 1 ? "," : "") seg(++k)
-		s = s "{" t "}"
-	}
-	line = line " writes=" (s == "" ? "-" : s)
-	s = "-"
-	if ($8 == 1) {
-		t = ""
-		for (j = 1; j <= cnt[$7 + 1]; j++) t = t (j > 1 ? "," : "") seg(++k)
-		s = "{" t "}"
-	}
-	print $1, line " reply=" s
-}' "$work/fields.tsv" >"$work/tshark.lines" 2>"$work/awk.err" ||
+ts "${dec[@]}" -r "$cap" -Y rpcordma "${rpcordma_fields[@]}" >"$work/fields.tsv"
+rpcordma_lines <"$work/fields.tsv" >"$work/tshark.lines" 2>"$work/awk.err" ||
 	fail "reading tshark's fields: $(cat "$work/awk.err")"
 
 i=0
 while read -r frame hex; do
 	want=${sends[$i]}
-	got=$(awk -v f="$frame" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "$work/tshark.lines")
+	got=$(awk -v f="$frame" '$1 == f { $1 = $2 = ""; sub(/^  /, ""); print }' "$work/tshark.lines")
 	if [ "$got" = "$want" ]; then
 		ok "frame $frame: tshark reads $want"
 	else
@@ -192,24 +150,12 @@ for want in "present=1 rinv=1 send=4096 recv=8192 offset=0" \
 done
 
 # ---- 2. the Write chunk limits ---------------------------------------------------
-# The RDMAP Send or Write in frame $2 of capture $1: its DDP payload as
-# hex (RFC 5044 §4.1: ULPDU_Length; RFC 5041 §4: 14-octet tagged, 18-
-# octet untagged header)
-ddp_payload() {
-	local p n ctl skip
-	p=$(ts -r "$1" -Y "frame.number == $2" -T fields -e tcp.payload | tr -d ':')
-	n=$((16#${p:0:4}))
-	ctl=$((16#${p:4:2}))
-	skip=$(( ctl & 0x80 ? 14 : 18 ))
-	echo "${p:$(((2 + skip) * 2)):$(((n - skip) * 2))}"
-}
-
 # A READ of 30 octets: no XDR pad in the chunk (§3.4.6.2) nor in the
 # reduced reply (§3.4.4.4).  Variant "nowrite": 32 octets, the RDMA
 # Write not captured.
 limit_case() {
 	local name=$1 n=$2 withwrite=$3 s=$work/$1.txt c=$work/$1.pcap
-	local call reply frames callf replyf wf hdr payload rl pos clen data
+	local call reply callf replyf wf hdr payload rl pos clen data
 	local pad unreduced plain
 
 	{
@@ -232,12 +178,12 @@ limit_case() {
 
 	# the codec's reading of the reply's header: where the RPC message
 	# starts, what the Write chunk holds
-	payload=$(ddp_payload "$c" "$replyf")
+	payload=$(ddp_payload "$c" "$replyf") || exit 1
 	hdr=$("$tool" dec "$payload")
-	rl=$(sed -n 's/.* hdr_len=\([0-9]*\)$/\1/p' <<<"$hdr")
 	clen=$(sed -n 's/.* writes={0x77:\([0-9]*\):0x10000} .*/\1/p' <<<"$hdr")
-	[ -n "$rl" ] && [ "$clen" = "$n" ] ||
+	[ "$clen" = "$n" ] ||
 		fail "$name: the codec reads the reply header as: $hdr"
+	rl=$(hdr_len "$payload") || exit 1
 	reply=${payload:$((rl * 2))}
 	# RFC 1813 READ3resok after the 24-octet accepted reply: status,
 	# attributes_follow (0 here), count, eof, then the opaque's length,
@@ -250,14 +196,14 @@ limit_case() {
 		data=$(hexrep 5a "$n")     # what the Write would have carried
 	else
 		wf=$((callf + 2))
-		data=$(ddp_payload "$c" "$wf")
+		data=$(ddp_payload "$c" "$wf") || exit 1
 	fi
 	pad=$(( (4 - n % 4) % 4 ))
-	unreduced=${reply:0:$((pos * 2))}$data$(hexrep 00 "$pad")${reply:$((pos * 2))}
-	[ $((${#unreduced} / 2)) -eq $((pos + n + pad)) ] ||
+	unreduced=$(put_back "$reply" "$pos" "$data")
+	[ $((${#unreduced} / 2)) -eq $((${#reply} / 2 + n + pad)) ] ||
 		fail "$name: the reply put back together is $((${#unreduced} / 2)) octets"
-	call=$(ddp_payload "$c" "$callf")
-	rl=$(sed -n 's/.* hdr_len=\([0-9]*\)$/\1/p' <<<"$("$tool" dec "$call")")
+	call=$(ddp_payload "$c" "$callf") || exit 1
+	rl=$(hdr_len "$call") || exit 1
 	plain=$work/$name-tcp.pcap
 	python3 "$here/rpcrdma_pcap.py" --rpc-tcp "$plain" "${call:$((rl * 2))}" "$unreduced" ||
 		fail "rpcrdma_pcap.py --rpc-tcp failed"

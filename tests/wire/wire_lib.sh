@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What the wire tests share: those that capture a uiwarp-wiretest session
 # on lo (test_tshark.sh and test_tshark_atomic.sh over TCP,
-# test_tshark_sctp.sh over SCTP in UDP)
+# test_tshark_sctp.sh over SCTP in UDP), the one that captures the store
+# example over RPC-over-RDMA (test_tshark_session.sh)
 # and the check of the SCTP one's dissector (test_ddp_sctp_lua.sh).
 # Source it (bash) after check_lib.sh, with $timeout_s set.  It makes $work and a
 # trap that stops what was started here and removes $work.
@@ -16,14 +17,20 @@
 #   wire_capture CAP FILTER PORT
 #                            starts dumpcap on lo with FILTER or a UDP
 #                            probe port derived from PORT; returns once
-#                            a probe shows that the capture runs
+#                            dumpcap says it is capturing and a probe
+#                            shows that packets reach the file
 #   wire_run                 lets the session go, checks that the program
 #                            ended with "ok" (its output in
-#                            $work/tool.out), waits until a second probe
-#                            is in the capture and stops dumpcap; status
-#                            75 when dumpcap dropped packets
+#                            $work/tool.out), then wire_stop
+#   wire_stop                waits until a second probe is in the
+#                            capture and stops dumpcap; status 75 when
+#                            dumpcap dropped packets
 #   wire_retry CMD...        runs CMD again while it returns 75, 3 times
 #                            at the most
+#   wire_tcpf PORT           a display filter for the segments of TCP
+#                            PORT that carry octets for the first time
+#                            (no retransmission, no copy of a reordered
+#                            segment)
 #   wire_expert_errors FILTER ARGS...
 #                            frames of FILTER with an expert item of
 #                            severity error, decoded with tshark ARGS
@@ -94,20 +101,27 @@ wire_wait_probe() {
 	fail "dumpcap did not capture the $tag probe within ${timeout_s}s: $(cat "$work/dumpcap.out")"
 }
 
-# A UDP probe to a closed port proves that the capture is running before
-# the session starts, and a second one that everything before it has
-# been written.
+# dumpcap prints "Capturing on" before its socket takes packets: a UDP
+# probe to a closed port proves that the capture is running before the
+# session starts, and a second one that everything before it has been
+# written (dumpcap stopped by SIGINT drops what it has not read yet).
 wire_capture() {
+	local i
 	wire_cap=$1
 	wire_probe=$(( ($3 + 7919) % 50000 + 10000 ))
 	dumpcap -q -B 64 -i lo -f "$2 or udp port $wire_probe" \
 		-w "$wire_cap" >"$work/dumpcap.out" 2>&1 &
 	dcpid=$!
+	for ((i = 0; i < timeout_s * 20; i++)); do
+		grep -q '^Capturing on' "$work/dumpcap.out" && break
+		kill -0 "$dcpid" 2>/dev/null || fail "dumpcap exited: $(cat "$work/dumpcap.out")"
+		sleep 0.05
+	done
 	wire_wait_probe uiwstart
 }
 
 wire_run() {
-	local rc=0 drops
+	local rc=0
 
 	echo go >&3
 	exec 3>&-
@@ -118,6 +132,11 @@ wire_run() {
 	[ "$rc" -eq 0 ] || fail "$wire_name failed (exit $rc): $(cat "$work/tool.err")"
 	grep -q '^ok$' "$work/tool.out" || fail "$wire_name did not finish: $(cat "$work/tool.out")"
 	cat "$work/tool.out"
+	wire_stop
+}
+
+wire_stop() {
+	local drops
 
 	wire_wait_probe uiwend
 	kill -INT "$dcpid"
@@ -143,6 +162,18 @@ wire_retry() {
 		[ "$rc" -eq 75 ] || return "$rc"
 	done
 	fail "the capture lost packets in 3 attempts: is the machine overloaded?"
+}
+
+# A segment that TCP sent again (lo drops packets under load too)
+# repeats octets already decoded in the first copy: leave it out; and so
+# does a copy of a reordered segment, which tshark marks out-of-order as
+# it does the original: an out-of-order segment that does not decode
+# repeats octets already placed.
+wire_tcpf() {
+	echo "tcp.port == $1 && !tcp.analysis.retransmission" \
+		"&& !tcp.analysis.fast_retransmission" \
+		"&& !tcp.analysis.spurious_retransmission" \
+		"&& !(tcp.analysis.out_of_order && !iwarp_mpa && !tcp.reassembled_in)"
 }
 
 wire_expert_errors() {
