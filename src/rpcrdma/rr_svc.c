@@ -13,6 +13,8 @@
  * connection (RFC 5041 §7.1, "no buffer"), this end sees its receives
  * flushed, uiw_rr_recv says -ENOTCONN, and closing the connection
  * frees all it held; the listener and the other connections go on.
+ * One whose calls reach twice the grant held here, spares and all,
+ * has its connection ended by this end the same way.
  *
  * Read chunks are pulled with RDMA Read (never more in flight than
  * the ORD negotiated) into an assembly buffer of the connection, in
@@ -384,12 +386,17 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 	if (p->act == UIW_RPCRDMA_ACT_PROCESS) {
 		/* a spare takes the buffer's place on the RQ; more calls
 		 * held than twice the grant means a Requester beyond its
-		 * credits: dropped */
+		 * credits.  Without a spare the call would go unanswered:
+		 * the connection ends instead, so that the Requester
+		 * knows (RFC 8166 §4.5.4) */
 		if (s->held < 2 * s->k.o.credits)
 			spare = rr_pool_get(&s->k.rpool, RR_SPARE_BATCH);
 		if (!spare) {
-			st->dropped++;
-			repost(s, b);
+			rr_pool_put(&s->k.rpool, b);
+			sconn_die(s, s->held < 2 * s->k.o.credits ?
+				  "no memory for a receive buffer" :
+				  "the Requester holds more calls than "
+				  "granted (RFC 8166 §3.3.1)");
 			return;
 		}
 		repost(s, spare);
