@@ -119,9 +119,10 @@ static void cm_events(struct rw_end *e)
 	}
 }
 
-/* One completion processed; *wr_id gets its id.  1: one came, 0: none
- * by end, -1: the CQ failed. */
-static int one_wc(struct rw_end *e, uint64_t end, uint64_t *wr_id)
+/* One completion processed; *wr_id gets its id, *st its status.  1:
+ * one came, 0: none by end, -1: the CQ failed. */
+static int one_wc(struct rw_end *e, uint64_t end, uint64_t *wr_id,
+		  enum ibv_wc_status *st)
 {
 	struct ibv_wc wc;
 	int n;
@@ -160,6 +161,7 @@ static int one_wc(struct rw_end *e, uint64_t end, uint64_t *wr_id)
 			cm_events(e);
 	}
 	*wr_id = wc.wr_id;
+	*st = wc.status;
 	if (wc.status != IBV_WC_SUCCESS) {
 		set_dead(e, wc.status);
 		if (wc.wr_id < RW_ID_SEND)
@@ -187,12 +189,13 @@ static int one_wc(struct rw_end *e, uint64_t end, uint64_t *wr_id)
 static int wait_for(struct rw_end *e, uint64_t wr_id)
 {
 	uint64_t end = now_ms() + RW_CM_WAIT_MS, id;
+	enum ibv_wc_status st;
 
 	for (;;) {
-		if (one_wc(e, end, &id) <= 0)
+		if (one_wc(e, end, &id, &st) <= 0)
 			return -1;
 		if (id == wr_id)
-			return e->dead ? -1 : 0;
+			return st == IBV_WC_SUCCESS ? 0 : -1;
 	}
 }
 
@@ -244,12 +247,13 @@ int rw_write(struct rw_end *e, const void *src, size_t len, uint32_t rkey,
 int rw_recv(struct rw_end *e, struct rw_msg *m, int timeout_ms)
 {
 	uint64_t end = now_ms() + (uint64_t)timeout_ms, id;
+	enum ibv_wc_status st;
 	unsigned idx;
 
 	while (!e->nstash) {
 		if (e->dead)
 			return -2;
-		if (one_wc(e, end, &id) <= 0)
+		if (one_wc(e, end, &id, &st) <= 0)
 			return e->dead ? -2 : -1;
 	}
 	idx = e->stash[0].idx;
@@ -267,10 +271,11 @@ int rw_recv(struct rw_end *e, struct rw_msg *m, int timeout_ms)
 bool rw_wait_dead(struct rw_end *e, int timeout_ms)
 {
 	uint64_t end = now_ms() + (uint64_t)timeout_ms, id;
+	enum ibv_wc_status st;
 
 	while (!e->dead) {
 		cm_events(e);
-		if (e->dead || one_wc(e, end, &id) == 0)
+		if (e->dead || one_wc(e, end, &id, &st) == 0)
 			break;
 	}
 	return e->dead;
@@ -538,4 +543,97 @@ void rw_wbytes(struct rw_words *w, const void *p, size_t n)
 		n = sizeof(w->b) - w->n;
 	memcpy(w->b + w->n, p, n);
 	w->n += n;
+}
+
+bool rw_words_same(const uint8_t *got, size_t len, const struct rw_words *want,
+		   char *why, size_t whylen)
+{
+	uint8_t g[4], w[4];
+	size_t i;
+
+	for (i = 0; i < want->n || i < len; i += 4) {
+		memset(g, 0, 4);
+		memset(w, 0, 4);
+		memcpy(g, got + i, i < len ? (len - i < 4 ? len - i : 4) : 0);
+		memcpy(w, want->b + i, i < want->n ?
+		       (want->n - i < 4 ? want->n - i : 4) : 0);
+		if (memcmp(g, w, 4) || (i < len) != (i < want->n)) {
+			snprintf(why, whylen, "word %zu is 0x%02x%02x%02x%02x, "
+				 "expected 0x%02x%02x%02x%02x (%zu octets, "
+				 "expected %zu)", i / 4, g[0], g[1], g[2], g[3],
+				 w[0], w[1], w[2], w[3], len, want->n);
+			return false;
+		}
+	}
+	if (len != want->n) {
+		snprintf(why, whylen, "%zu octets, expected %zu", len, want->n);
+		return false;
+	}
+	return true;
+}
+
+/* ---- Headers through the codec -------------------------------------- */
+
+void rw_hdr_init(struct rw_hdr *b, uint32_t xid, uint32_t credit,
+		 uint32_t proc)
+{
+	memset(&b->h, 0, sizeof(b->h));
+	b->h.xid = xid;
+	b->h.vers = UIW_RPCRDMA_VERSION;
+	b->h.credit = credit;
+	b->h.proc = proc;
+	b->h.read_seg = b->rseg;
+	b->h.write_seg = b->wseg;
+	b->h.write_chunk = b->wchunk;
+	b->h.reply_seg = b->pseg;
+}
+
+void rw_hdr_read(struct rw_hdr *b, uint32_t pos, uint32_t handle,
+		 uint32_t len, uint64_t off)
+{
+	b->rseg[b->h.nread_seg++] = (struct uiw_rpcrdma_read_seg){
+		pos, { handle, len, off } };
+}
+
+void rw_hdr_wchunk(struct rw_hdr *b)
+{
+	b->wchunk[b->h.nwrite_chunk++] = (struct uiw_rpcrdma_chunk){
+		0, b->h.nwrite_seg, 0 };
+}
+
+void rw_hdr_wseg(struct rw_hdr *b, uint32_t handle, uint32_t len,
+		 uint64_t off)
+{
+	b->wseg[b->h.nwrite_seg++] = (struct uiw_rpcrdma_seg){
+		handle, len, off };
+	b->wchunk[b->h.nwrite_chunk - 1].nseg++;
+}
+
+void rw_hdr_pseg(struct rw_hdr *b, uint32_t handle, uint32_t len,
+		 uint64_t off)
+{
+	b->h.reply_present = true;
+	b->pseg[b->h.nreply_seg++] = (struct uiw_rpcrdma_seg){
+		handle, len, off };
+}
+
+enum uiw_rpcrdma_err rw_hdr_put(struct rw_words *w, const struct rw_hdr *b)
+{
+	enum uiw_rpcrdma_err e;
+	size_t n;
+
+	e = uiw_rpcrdma_encode(&b->h, w->b + w->n, sizeof(w->b) - w->n, &n);
+	if (!e)
+		w->n += n;
+	return e;
+}
+
+enum uiw_rpcrdma_err rw_hdr_decode(struct rw_hdr *b, const void *msg,
+				   size_t len)
+{
+	const struct uiw_rpcrdma_space sp = {
+		b->rseg, 80, b->rchunk, 80, b->wseg, 40, b->wchunk, 12,
+		b->pseg, 40 };
+
+	return uiw_rpcrdma_decode(msg, len, &sp, &b->h);
 }

@@ -24,6 +24,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "rpcrdma_hdr.h"
+
 /* Octets of one Send this end can post. */
 #define RW_SEND_MAX   8192u
 #define RW_MAX_RECV   64u
@@ -152,5 +154,38 @@ void rw_w64(struct rw_words *w, uint64_t v);
 /* A plain segment: handle, length, offset (§4.1.2's xdr_rdma_segment). */
 void rw_wseg(struct rw_words *w, uint32_t handle, uint32_t len, uint64_t off);
 void rw_wbytes(struct rw_words *w, const void *p, size_t n);
+/* False, with the first word that differs in why, unless got[0..len)
+ * is want's octets exactly. */
+bool rw_words_same(const uint8_t *got, size_t len, const struct rw_words *want,
+		   char *why, size_t whylen);
+
+/* ---- Headers through the codec (rpcrdma_hdr.h) ----------------------- */
+
+/* A transport header with room for its lists, to encode (built with
+ * rw_hdr_*) or to decode into. */
+struct rw_hdr {
+	struct uiw_rpcrdma_hdr h;
+	struct uiw_rpcrdma_read_seg rseg[80];
+	struct uiw_rpcrdma_chunk rchunk[80];
+	struct uiw_rpcrdma_seg wseg[40];
+	struct uiw_rpcrdma_chunk wchunk[12];
+	struct uiw_rpcrdma_seg pseg[40];
+};
+
+void rw_hdr_init(struct rw_hdr *b, uint32_t xid, uint32_t credit,
+		 uint32_t proc);
+void rw_hdr_read(struct rw_hdr *b, uint32_t pos, uint32_t handle,
+		 uint32_t len, uint64_t off);
+/* A new Write chunk; rw_hdr_wseg adds segments to the last one. */
+void rw_hdr_wchunk(struct rw_hdr *b);
+void rw_hdr_wseg(struct rw_hdr *b, uint32_t handle, uint32_t len,
+		 uint64_t off);
+void rw_hdr_pseg(struct rw_hdr *b, uint32_t handle, uint32_t len,
+		 uint64_t off);
+/* Appends b encoded to w: the codec's verdict. */
+enum uiw_rpcrdma_err rw_hdr_put(struct rw_words *w, const struct rw_hdr *b);
+/* Decodes msg into b (its arrays as the space): the codec's verdict. */
+enum uiw_rpcrdma_err rw_hdr_decode(struct rw_hdr *b, const void *msg,
+				   size_t len);
 
 #endif

@@ -167,67 +167,6 @@ static void put_garbage_reply(struct rw_words *w, uint32_t xid)
 
 /* ---- Transport headers --------------------------------------------------- */
 
-struct hb {
-	struct uiw_rpcrdma_hdr h;
-	struct uiw_rpcrdma_read_seg rseg[80];
-	struct uiw_rpcrdma_seg wseg[40];
-	struct uiw_rpcrdma_chunk wchunk[12];
-	struct uiw_rpcrdma_seg pseg[40];
-};
-
-static void hb_init(struct hb *b, uint32_t xid, uint32_t credit,
-		    uint32_t proc)
-{
-	memset(b, 0, sizeof(*b));
-	b->h.xid = xid;
-	b->h.vers = UIW_RPCRDMA_VERSION;
-	b->h.credit = credit;
-	b->h.proc = proc;
-	b->h.read_seg = b->rseg;
-	b->h.write_seg = b->wseg;
-	b->h.write_chunk = b->wchunk;
-	b->h.reply_seg = b->pseg;
-}
-
-static void hb_read(struct hb *b, uint32_t pos, uint32_t handle,
-		    uint32_t len, uint64_t off)
-{
-	b->rseg[b->h.nread_seg++] = (struct uiw_rpcrdma_read_seg){
-		pos, { handle, len, off } };
-}
-
-static void hb_wchunk(struct hb *b)
-{
-	b->wchunk[b->h.nwrite_chunk++] = (struct uiw_rpcrdma_chunk){
-		0, b->h.nwrite_seg, 0 };
-}
-
-static void hb_wseg(struct hb *b, uint32_t handle, uint32_t len,
-		    uint64_t off)
-{
-	b->wseg[b->h.nwrite_seg++] = (struct uiw_rpcrdma_seg){
-		handle, len, off };
-	b->wchunk[b->h.nwrite_chunk - 1].nseg++;
-}
-
-static void hb_pseg(struct hb *b, uint32_t handle, uint32_t len,
-		    uint64_t off)
-{
-	b->h.reply_present = true;
-	b->pseg[b->h.nreply_seg++] = (struct uiw_rpcrdma_seg){
-		handle, len, off };
-}
-
-static void hb_put(struct rw_words *w, const struct hb *b)
-{
-	size_t n;
-
-	assert_int_equal(uiw_rpcrdma_encode(&b->h, w->b + w->n,
-					    sizeof(w->b) - w->n, &n),
-			 UIW_RPCRDMA_OK);
-	w->n += n;
-}
-
 /* The four fixed words, by hand. */
 static void put_fixed(struct rw_words *w, uint32_t xid, uint32_t vers,
 		      uint32_t credit, uint32_t proc)
@@ -261,14 +200,21 @@ static void send_w(const struct rw_words *w)
 	assert_int_equal(rw_send(&rq, w->b, w->n, 0), 0);
 }
 
-/* Sends b's header followed, unless c is NULL, by c's Payload stream. */
-static void send_call(const struct hb *b, const struct pcall *c)
+/* b's header followed, unless c is NULL, by c's Payload stream. */
+static void call_words(struct rw_words *w, const struct rw_hdr *b,
+		       const struct pcall *c)
 {
-	struct rw_words w = { .n = 0 };
-
-	hb_put(&w, b);
+	w->n = 0;
+	assert_int_equal(rw_hdr_put(w, b), UIW_RPCRDMA_OK);
 	if (c)
-		w.n += put_pcall(w.b + w.n, c);
+		w->n += put_pcall(w->b + w->n, c);
+}
+
+static void send_call(const struct rw_hdr *b, const struct pcall *c)
+{
+	struct rw_words w;
+
+	call_words(&w, b, c);
 	send_w(&w);
 }
 
@@ -276,22 +222,13 @@ static void send_call(const struct hb *b, const struct pcall *c)
 static void expect_w(const struct rw_words *want, const char *what)
 {
 	int n = rw_recv(&rq, &got, RT_WAIT_MS);
-	size_t i;
+	char why[160];
 
 	if (n < 0)
 		fail_msg("%s: no answer (%s)", what, n == -1 ? "none came" :
 			 ibv_wc_status_str(rq.fail));
-	for (i = 0; i < want->n && i < got.len; i += 4)
-		if (memcmp(got.data + i, want->b + i,
-			   want->n - i < 4 ? want->n - i : 4))
-			fail_msg("%s: word %zu is 0x%08x, expected 0x%08x "
-				 "(%u octets, expected %zu)", what, i / 4,
-				 rt_get32(got.data + i), rt_get32(want->b + i),
-				 got.len, want->n);
-	if (got.len != want->n)
-		fail_msg("%s: %u octets, expected %zu (first word after: "
-			 "0x%08x)", what, got.len, want->n,
-			 got.len > want->n ? rt_get32(got.data + want->n) : 0);
+	if (!rw_words_same(got.data, got.len, want, why, sizeof(why)))
+		fail_msg("%s: %s", what, why);
 }
 
 /* RFC 8166 §4.5, §4.5.1: xid and vers echoed, the grant, RDMA_ERROR,
@@ -347,6 +284,30 @@ static void refused(const struct rw_words *w, uint32_t xid, const char *what)
 	send_w(w);
 	expect_err_chunk(xid, what);
 	good_call();
+}
+
+/* Waits until the Responder has ended one more connection than ended0,
+ * freed all it held, and serves a new one. */
+static void conn_ended(unsigned ended0, const char *what)
+{
+	if (!rt_srv_wait(&srv, &srv.ended, ended0 + 1))
+		fail_msg("%s: the Responder did not end the connection", what);
+	pthread_mutex_lock(&srv.mu);
+	assert_int_equal(srv.held_now, 0);
+	pthread_mutex_unlock(&srv.mu);
+	assert_true(rw_wait_dead(&rq, RT_WAIT_MS));
+	rq_reconnect();
+	good_call();
+}
+
+static unsigned ended_now(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&srv.mu);
+	n = srv.ended;
+	pthread_mutex_unlock(&srv.mu);
+	return n;
 }
 
 /* ---- Inline calls, versions, procedures ---------------------------------- */
@@ -549,31 +510,29 @@ static void beyond_bounds(void **state)
 		{ "33 Reply segments", 0, 0, 0, 0, 33 },
 	};
 	struct rw_words w;
-	struct hb b;
+	struct rw_hdr b;
 	unsigned i, k;
 
 	(void)state;
 	for (i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
 		uint32_t xid = next_xid++;
 
-		hb_init(&b, xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_init(&b, xid, ASK, UIW_RDMA_MSG);
 		/* segment k in chunk k * rchunk / rseg, at Positions in
 		 * the 68-octet trailer */
 		for (k = 0; k < over[i].rseg; k++)
-			hb_read(&b, 28 + 4 * (k * over[i].rchunk /
+			rw_hdr_read(&b, 28 + 4 * (k * over[i].rchunk /
 					      over[i].rseg), NO_STAG, 16,
 				0x1000 + 16 * k);
 		for (k = 0; k < over[i].wseg; k++) {
 			if (k < over[i].wchunk)
-				hb_wchunk(&b);
-			hb_wseg(&b, NO_STAG, 64, 0x1000 + 64 * k);
+				rw_hdr_wchunk(&b);
+			rw_hdr_wseg(&b, NO_STAG, 64, 0x1000 + 64 * k);
 		}
 		for (k = 0; k < over[i].pseg; k++)
-			hb_pseg(&b, NO_STAG, 64, 0x1000 + 64 * k);
-		w.n = 0;
-		hb_put(&w, &b);
-		w.n += put_pcall(w.b + w.n, &(struct pcall){
-			xid, RT_ECHO, 0, 0, 68, false });
+			rw_hdr_pseg(&b, NO_STAG, 64, 0x1000 + 64 * k);
+		call_words(&w, &b, &(struct pcall){ xid, RT_ECHO, 0, 0, 68,
+						    false });
 		refused(&w, xid, over[i].what);
 	}
 	/* §4.5.2: rdma_xid and the RPC message's XID differ */
@@ -617,7 +576,7 @@ static void read_chunks(void **state)
 {
 	struct rw_region r;
 	struct rw_words w;
-	struct hb b;
+	struct rw_hdr b;
 	struct pcall c;
 	unsigned i;
 
@@ -634,9 +593,9 @@ static void read_chunks(void **state)
 		for (i = 0; i < 64; i++)
 			memcpy(r.data + (63 - i) * 16, item + 16 * i, 16);
 	}
-	hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+	rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
 	for (i = 0; i < 64; i++)
-		hb_read(&b, 20, r.rkey, 16, r.addr + (63 - i) * 16);
+		rw_hdr_read(&b, 20, r.rkey, 16, r.addr + (63 - i) * 16);
 	send_call(&b, &c);
 	expect_plain_reply(&c, "a Read chunk of 64 segments");
 	region_done(&r, r.len, "64 segments");
@@ -645,10 +604,10 @@ static void read_chunks(void **state)
 	 * the trailer (Positions of the unreduced stream, §3.4.5) */
 	c = (struct pcall){ next_xid++, RT_ECHO, 0, 333, 60, true };
 	pattern_region(&r, 333, c.xid);
-	hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-	hb_read(&b, 20, r.rkey, 333, r.addr);
+	rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+	rw_hdr_read(&b, 20, r.rkey, 333, r.addr);
 	for (i = 0; i < 15; i++)
-		hb_read(&b, 20 + 336 + 4 + 4 * i, NO_STAG, 0, 0);
+		rw_hdr_read(&b, 20 + 336 + 4 + 4 * i, NO_STAG, 0, 0);
 	send_call(&b, &c);
 	expect_plain_reply(&c, "16 Read chunks");
 	region_done(&r, r.len, "16 chunks");
@@ -658,16 +617,16 @@ static void read_chunks(void **state)
 	c = (struct pcall){ next_xid++, RT_ECHO, 0, 101, 0, true };
 	pattern_region(&r, 104, c.xid);
 	memset(r.data + 101, 0, 3);
-	hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-	hb_read(&b, 20, r.rkey, 104, r.addr);
+	rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+	rw_hdr_read(&b, 20, r.rkey, 104, r.addr);
 	send_call(&b, &c);
 	expect_plain_reply(&c, "a Read chunk with its pad");
 	rw_region_free(&r);
 
 	/* a chunk at the very end of the stream: Position = its length */
 	c = (struct pcall){ next_xid++, RT_ECHO, 0, 6, 0, false };
-	hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-	hb_read(&b, (uint32_t)pcall_len(&c), NO_STAG, 0, 0);
+	rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+	rw_hdr_read(&b, (uint32_t)pcall_len(&c), NO_STAG, 0, 0);
 	send_call(&b, &c);
 	expect_plain_reply(&c, "an empty chunk at the end");
 
@@ -675,8 +634,8 @@ static void read_chunks(void **state)
 	 * cannot be parsed; the ULP answers (GARBAGE_ARGS, §4.5.2) */
 	c = (struct pcall){ next_xid++, RT_ECHO, 0, 100, 0, true };
 	pattern_region(&r, 100, c.xid);
-	hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-	hb_read(&b, 20, r.rkey, 60, r.addr);
+	rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+	rw_hdr_read(&b, 20, r.rkey, 60, r.addr);
 	send_call(&b, &c);
 	w.n = 0;
 	put_nochunks(&w, c.xid, CREDITS);
@@ -693,38 +652,29 @@ static void read_chunk_unreadable(void **state)
 {
 	struct rw_region r;
 	struct rw_words w;
-	struct hb b;
-	unsigned k, ended;
+	struct rw_hdr b;
+	unsigned k;
 
 	(void)state;
 	for (k = 0; k < 2; k++) {
 		struct pcall c = { next_xid++, RT_ECHO, 0, 100, 0, true };
+		unsigned ended = ended_now();
 
 		pattern_region(&r, 100, c.xid);
-		hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
 		if (k == 0)
-			hb_read(&b, 20, NO_STAG, 100, r.addr);
+			rw_hdr_read(&b, 20, NO_STAG, 100, r.addr);
 		else
-			hb_read(&b, 20, r.rkey, 100, r.addr + 100 + RW_GUARD);
-		w.n = 0;
-		hb_put(&w, &b);
-		w.n += put_pcall(w.b + w.n, &c);
-		pthread_mutex_lock(&srv.mu);
-		ended = srv.ended;
-		pthread_mutex_unlock(&srv.mu);
-		send_w(&w);
+			rw_hdr_read(&b, 20, r.rkey, 100,
+				    r.addr + 100 + RW_GUARD);
+		/* the Send may complete flushed: the connection ends */
+		call_words(&w, &b, &c);
+		assert_int_equal(rw_post(&rq, w.b, w.n, 0), 0);
 		assert_int_equal(rw_recv(&rq, &got, RT_WAIT_MS), -2);
-		assert_true(rt_srv_wait(&srv, &srv.ended, ended + 1));
-		pthread_mutex_lock(&srv.mu);
-		assert_int_equal(srv.held_now, 0);
-		pthread_mutex_unlock(&srv.mu);
 		rw_region_free(&r);
-		rq_reconnect();
-		good_call();
+		conn_ended(ended, "an unreadable Read chunk");
 	}
 }
-
-/* ---- Write lists and the Reply chunk ------------------------------------- */
 
 /*
  * Write chunks (§3.4.6, §4.3.2): the result in the segments in order,
@@ -739,7 +689,7 @@ static void write_chunks(void **state)
 	static const uint32_t seglen[3] = { 1000, 1000, 1500 };
 	struct rw_region r[3];
 	struct rw_words want;
-	struct hb b, e;
+	struct rw_hdr b, e;
 	struct pcall c;
 	unsigned i, k;
 	uint8_t item[3000];
@@ -754,22 +704,22 @@ static void write_chunks(void **state)
 		for (i = 0; i < 3; i++)
 			assert_int_equal(rw_region_new(&rq, &r[i], seglen[i],
 						       0xee), 0);
-		hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-		hb_init(&e, c.xid, CREDITS, UIW_RDMA_MSG);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_init(&e, c.xid, CREDITS, UIW_RDMA_MSG);
 		if (k == 2) {
-			hb_wchunk(&b);
-			hb_wchunk(&e);
+			rw_hdr_wchunk(&b);
+			rw_hdr_wchunk(&e);
 		}
-		hb_wchunk(&b);
-		hb_wchunk(&e);
+		rw_hdr_wchunk(&b);
+		rw_hdr_wchunk(&e);
 		for (i = 0; i < 3; i++) {
 			uint32_t len = k == 3 && i == 2 ? 999 : seglen[i];
 			uint32_t wr = 0;
 
 			if (k == 0)
 				wr = i < 2 ? seglen[i] : 1000;
-			hb_wseg(&b, r[i].rkey, len, r[i].addr);
-			hb_wseg(&e, r[i].rkey, wr, r[i].addr);
+			rw_hdr_wseg(&b, r[i].rkey, len, r[i].addr);
+			rw_hdr_wseg(&e, r[i].rkey, wr, r[i].addr);
 		}
 		send_call(&b, &c);
 		if (k == 3) {
@@ -777,7 +727,7 @@ static void write_chunks(void **state)
 					 "Write chunk");
 		} else {
 			want.n = 0;
-			hb_put(&want, &e);
+			assert_int_equal(rw_hdr_put(&want, &e), UIW_RPCRDMA_OK);
 			put_preply(&want, c.xid, 3000, 5, k == 0);
 			expect_w(&want, "a reply with a Write list");
 		}
@@ -809,7 +759,7 @@ static void reply_chunk(void **state)
 				   1000 };
 	struct rw_region r[2];
 	struct rw_words want;
-	struct hb b, e;
+	struct rw_hdr b, e;
 	struct pcall c;
 	unsigned i, k;
 
@@ -822,13 +772,13 @@ static void reply_chunk(void **state)
 		for (i = 0; i < 2; i++)
 			assert_int_equal(rw_region_new(&rq, &r[i], 8000, 0xee),
 					 0);
-		hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-		hb_init(&e, c.xid, CREDITS, UIW_RDMA_NOMSG);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_init(&e, c.xid, CREDITS, UIW_RDMA_NOMSG);
 		if (k != 3) {
-			hb_pseg(&b, r[0].rkey, len0[k], r[0].addr);
-			hb_pseg(&b, r[1].rkey, len1[k], r[1].addr);
-			hb_pseg(&e, r[0].rkey, 3000, r[0].addr);
-			hb_pseg(&e, r[1].rkey, total - 3000, r[1].addr);
+			rw_hdr_pseg(&b, r[0].rkey, len0[k], r[0].addr);
+			rw_hdr_pseg(&b, r[1].rkey, len1[k], r[1].addr);
+			rw_hdr_pseg(&e, r[0].rkey, 3000, r[0].addr);
+			rw_hdr_pseg(&e, r[1].rkey, total - 3000, r[1].addr);
 		}
 		send_call(&b, &c);
 		if (k == 2 || k == 3) {
@@ -839,7 +789,7 @@ static void reply_chunk(void **state)
 					   "offered");
 		} else {
 			want.n = 0;
-			hb_put(&want, &e);
+			assert_int_equal(rw_hdr_put(&want, &e), UIW_RPCRDMA_OK);
 			expect_w(&want, "a Long Reply");
 			want.n = 0;
 			put_preply(&want, c.xid, 1000, 4000, false);
@@ -863,7 +813,7 @@ static void reply_chunk(void **state)
 static void long_call(void **state)
 {
 	struct rw_region r[3];
-	struct hb b;
+	struct rw_hdr b;
 	struct pcall c;
 	uint8_t *stream;
 	size_t len, cut[4];
@@ -885,13 +835,13 @@ static void long_call(void **state)
 		cut[1] = len / 3 + 1;       /* cuts that are not aligned */
 		cut[2] = 2 * len / 3 + 2;
 		cut[3] = len;
-		hb_init(&b, c.xid, ASK, UIW_RDMA_NOMSG);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_NOMSG);
 		for (i = 0; i < 3; i++) {
 			assert_int_equal(rw_region_new(&rq, &r[i],
 						       cut[i + 1] - cut[i], 0),
 					 0);
 			memcpy(r[i].data, stream + cut[i], cut[i + 1] - cut[i]);
-			hb_read(&b, 0, r[i].rkey,
+			rw_hdr_read(&b, 0, r[i].rkey,
 				(uint32_t)(cut[i + 1] - cut[i]), r[i].addr);
 		}
 		send_call(&b, NULL);
@@ -909,30 +859,6 @@ static void long_call(void **state)
 }
 
 /* ---- Receive resources --------------------------------------------------- */
-
-/* Waits until the Responder has ended one more connection than ended0,
- * freed all it held, and serves a new one. */
-static void conn_ended(unsigned ended0, const char *what)
-{
-	if (!rt_srv_wait(&srv, &srv.ended, ended0 + 1))
-		fail_msg("%s: the Responder did not end the connection", what);
-	pthread_mutex_lock(&srv.mu);
-	assert_int_equal(srv.held_now, 0);
-	pthread_mutex_unlock(&srv.mu);
-	assert_true(rw_wait_dead(&rq, RT_WAIT_MS));
-	rq_reconnect();
-	good_call();
-}
-
-static unsigned ended_now(void)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&srv.mu);
-	n = srv.ended;
-	pthread_mutex_unlock(&srv.mu);
-	return n;
-}
 
 /* A Send longer than the Responder's receive buffers (4096): its
  * receive completes in error and the connection ends (RFC 5041 §7.2,
@@ -1016,7 +942,7 @@ static void credits_overrun_held(void **state)
 	c.xid = next_xid++;
 	w.n = 0;
 	put_msg_call(&w, &c);
-	send_w(&w);
+	assert_int_equal(rw_post(&rq, w.b, w.n, 0), 0);
 	if (!rt_srv_wait(&srv, &srv.ended, ended + 1))
 		fail_msg("the Responder did not end the connection");
 	pthread_mutex_lock(&srv.mu);
@@ -1071,7 +997,7 @@ static void send_with_invalidate(void **state)
 {
 	struct rw_region r;
 	struct rw_words want;
-	struct hb b, e;
+	struct rw_hdr b, e;
 	unsigned k;
 
 	(void)state;
@@ -1082,15 +1008,15 @@ static void send_with_invalidate(void **state)
 		rw_close(&rq);
 		rq_connect_opts(k == 0);
 		assert_int_equal(rw_region_new(&rq, &r, 64, 0xee), 0);
-		hb_init(&b, c.xid, ASK, UIW_RDMA_MSG);
-		hb_init(&e, c.xid, CREDITS, UIW_RDMA_MSG);
-		hb_wchunk(&b);
-		hb_wchunk(&e);
-		hb_wseg(&b, r.rkey, 64, r.addr);
-		hb_wseg(&e, r.rkey, 64, r.addr);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_init(&e, c.xid, CREDITS, UIW_RDMA_MSG);
+		rw_hdr_wchunk(&b);
+		rw_hdr_wchunk(&e);
+		rw_hdr_wseg(&b, r.rkey, 64, r.addr);
+		rw_hdr_wseg(&e, r.rkey, 64, r.addr);
 		send_call(&b, &c);
 		want.n = 0;
-		hb_put(&want, &e);
+		assert_int_equal(rw_hdr_put(&want, &e), UIW_RPCRDMA_OK);
 		put_preply(&want, c.xid, 64, 0, true);
 		expect_w(&want, "a reply with a Write chunk");
 		assert_int_equal(got.with_inv, k == 0);
