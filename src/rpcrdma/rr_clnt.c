@@ -573,14 +573,15 @@ static int top_up(struct uiw_rr_clnt *c)
 
 /* ---- Connecting ------------------------------------------------------- */
 
+/* The next CM event, which must be want, by deadline (0: none). */
 static int expect(struct uiw_rr_clnt *c, enum rdma_cm_event_type want,
 		  uint64_t deadline, char *err, size_t errlen)
 {
 	struct rdma_cm_event *ev;
 	uint64_t now = rr_now_ms();
-	int left = deadline > now ? (int)(deadline - now) : 0;
+	int left = !deadline ? -1 : deadline > now ? (int)(deadline - now) : 1;
 
-	if (rr_cm_event(c->k.ch, left ? left : 1, &ev) < 0) {
+	if (rr_cm_event(c->k.ch, left, &ev) < 0) {
 		rr_msg(err, errlen, "waiting for %s: %s", rdma_event_str(want),
 		       strerror(errno));
 		return -1;
@@ -630,8 +631,10 @@ struct uiw_rr_clnt *uiw_rr_clnt_connect(const struct sockaddr *sa,
 		}
 		goto fail_early;
 	}
+	/* 0: no limit; address and route resolution still take rdma_cm's
+	 * finite timeouts (they fail, not hang, on an unknown address) */
 	tmo = c->k.o.connect_timeout_ms ? c->k.o.connect_timeout_ms : 60000;
-	deadline = rr_now_ms() + tmo;
+	deadline = c->k.o.connect_timeout_ms ? rr_now_ms() + tmo : 0;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1118,25 +1121,35 @@ int uiw_rr_call(struct uiw_rr_clnt *c, struct uiw_rr_call *call)
 	}
 	goto out;
 undo:
+	/* (die() may have completed it meanwhile) */
+	if (s->state == SLOT_LIVE)
+		c->live--;
 	table_del(c, s);
 	credit_put(c, s);
-	c->live--;
 	s->state = SLOT_DONE;
+	s->w = NULL;
 out:
+	if (s && (s->nmr || s->stage_mr || s->reply_mr)) {
+		/* the caller's memory now; ours too unless a late reply
+		 * may still write into it (then when that reply comes, or
+		 * the call is forgotten: zombie_end, which leaves mr[]
+		 * alone while the caller owns the slot).  Still counted
+		 * in active: close waits. */
+		bool zombie = s->state == SLOT_ZOMBIE;
+
+		pthread_mutex_unlock(&c->mu);
+		dereg_caller(s);
+		if (!zombie)
+			dereg_own(s);
+		pthread_mutex_lock(&c->mu);
+	}
+	if (s)
+		call->slot_ = s;
 	c->active--;
 	if (c->closing && !c->active)
 		pthread_cond_signal(&c->idle);
 	pthread_mutex_unlock(&c->mu);
 	pthread_cond_destroy(&w.cv);
-	if (s) {
-		/* the caller's memory now; ours too unless a late reply
-		 * may still write into it (then when that reply comes, or
-		 * the call is forgotten: zombie_end) */
-		dereg_caller(s);
-		if (s->state != SLOT_ZOMBIE)
-			dereg_own(s);
-		call->slot_ = s;
-	}
 	return call->status == UIW_RR_OK ? 0 : -1;
 }
 

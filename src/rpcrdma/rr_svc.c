@@ -75,7 +75,9 @@ struct uiw_rr_sconn {
 	struct rr_conn k;
 	struct uiw_rr_sconn *next;  /* the listener's lists */
 	int epfd, evfd;
+	bool ev_on;                 /* evfd readable */
 	bool dead, established;
+	bool in_recv;               /* inside uiw_rr_recv */
 	char why[96];
 	struct rr_req **reqs;       /* by receive buffer idx */
 	unsigned nreqs;             /* its size */
@@ -100,15 +102,20 @@ struct uiw_rr_listener {
 	struct rdma_cm_id *id;
 	struct uiw_rr_opts o;
 	int epfd, evfd;
+	bool ev_on;
 	struct uiw_rr_sconn *pending;
 	struct uiw_rr_sconn *ready_head, *ready_tail;
 };
 
-static void evfd_set(int fd, bool on)
+static void evfd_set(int fd, bool *state, bool on)
 {
 	uint64_t v = 1;
-	ssize_t r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+	ssize_t r;
 
+	if (*state == on)
+		return;
+	*state = on;
+	r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
 	(void)r;        /* EAGAIN: already in that state */
 }
 
@@ -121,7 +128,7 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	s->dead = true;
 	rr_msg(s->why, sizeof(s->why), "%s", why);
 	/* readable from now on: the next uiw_rr_recv says -ENOTCONN */
-	evfd_set(s->evfd, true);
+	evfd_set(s->evfd, &s->ev_on, true);
 	if (s->k.qp) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
@@ -289,10 +296,17 @@ static void ready(struct uiw_rr_sconn *s, struct rr_req *r)
 {
 	r->state = REQ_READY;
 	r->next = NULL;
-	if (s->ready_tail)
+	if (s->ready_tail) {
 		s->ready_tail->next = r;
-	else
+	} else {
 		s->ready_head = r;
+		/* a call that came while uiw_rr_reply waited on the CQ:
+		 * the completion channel's event is gone, the fd must
+		 * still say there is work (uiw_rr_recv sees to it
+		 * itself) */
+		if (!s->in_recv)
+			evfd_set(s->evfd, &s->ev_on, true);
+	}
 	s->ready_tail = r;
 }
 
@@ -549,7 +563,7 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 	struct rr_req *r;
 
 	*req = NULL;
-	on_cm(s);
+	s->in_recv = true;
 	if (!s->dead) {
 		poll_cq(s);
 		if (!s->ready_head) {
@@ -557,12 +571,18 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 			 * raises no event */
 			rr_conn_cq_events(&s->k);
 			poll_cq(s);
+			/* the CM's events when there is nothing else to do: an
+			 * ended connection shows on the CQ too (its receives
+			 * are flushed), so a call never waits for this */
+			if (!s->ready_head)
+				on_cm(s);
 		}
 	}
+	s->in_recv = false;
 	if (s->dead)
 		return -ENOTCONN;
 	if (!(r = s->ready_head)) {
-		evfd_set(s->evfd, false);
+		evfd_set(s->evfd, &s->ev_on, false);
 		return -EAGAIN;
 	}
 	s->ready_head = r->next;
@@ -571,7 +591,7 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 	r->state = REQ_OUT;
 	*req = &r->pub;
 	/* more waiting: keep the fd readable for the next round */
-	evfd_set(s->evfd, s->ready_head != NULL);
+	evfd_set(s->evfd, &s->ev_on, s->ready_head != NULL);
 	return 0;
 }
 
@@ -801,6 +821,10 @@ int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 * buffers): wait for them before giving it back */
 		if (l->nwrite)
 			cq_wait(s, send_done, sb);
+		/* §4.5.4: a reply that did not get out ends the
+		 * connection; the caller hears of it */
+		if (s->dead)
+			ret = -1;
 	}
 	for (k = 0; k < UIW_RR_MAX_WCHUNK; k++)
 		if (mr[k])
@@ -1072,7 +1096,7 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 		l->ready_tail = s;
 	}
 	if (!(s = l->ready_head)) {
-		evfd_set(l->evfd, false);
+		evfd_set(l->evfd, &l->ev_on, false);
 		errno = EAGAIN;
 		return NULL;
 	}
@@ -1080,7 +1104,7 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 	if (!l->ready_head)
 		l->ready_tail = NULL;
 	s->next = NULL;
-	evfd_set(l->evfd, l->ready_head != NULL);
+	evfd_set(l->evfd, &l->ev_on, l->ready_head != NULL);
 	return s;
 }
 

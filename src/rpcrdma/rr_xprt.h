@@ -137,8 +137,12 @@ struct uiw_rr_call {
 /* Sends the call and waits for its reply.  Blocks while no credit is
  * free (never more calls outstanding than the Responder granted, and
  * a grant of 0 counts as 1).  Every memory registration of the call is
- * released (or found remotely invalidated) before it returns.  Returns
- * 0 (c->status OK) or -1 (c->status and c->msg say why). */
+ * released (or found remotely invalidated) before it returns; of a call
+ * that timed out, the transport's own staging buffer and Reply chunk
+ * (never the caller's memory) stay registered until its late reply
+ * comes, so that a late Long Reply does not end the connection.  The
+ * timed-out call keeps its credit until then (RFC 8166 §3.3.1).
+ * Returns 0 (c->status OK) or -1 (c->status and c->msg say why). */
 int uiw_rr_call(struct uiw_rr_clnt *clnt, struct uiw_rr_call *c);
 /* Gives back the buffer c->reply points into; after every uiw_rr_call,
  * whatever it returned. */

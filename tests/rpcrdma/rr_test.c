@@ -57,7 +57,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	struct uiw_rr_call call;
 	enum uiw_rr_status st;
 	bool data_inline;
-	size_t exp, off, k;
+	size_t exp, off, k = 0;
 	unsigned niov = 0;
 
 	why[0] = 0;
@@ -362,8 +362,9 @@ static void srv_poke(struct rt_srv *srv)
 	if (!cn)
 		return;
 	memset(cn->poke_buf, RT_POKE, sizeof(cn->poke_buf));
-	cn->poke_mr = ibv_reg_mr(rr_sconn_conn(cn->s)->pd, cn->poke_buf,
-				 sizeof(cn->poke_buf), 0);
+	if (!cn->poke_mr)
+		cn->poke_mr = ibv_reg_mr(rr_sconn_conn(cn->s)->pd, cn->poke_buf,
+					 sizeof(cn->poke_buf), 0);
 	if (!cn->poke_mr)
 		return;
 	rr_wr_init(&w, IBV_WR_RDMA_WRITE, rr_wr_id(NULL, RR_WR_WRITE),
@@ -543,19 +544,14 @@ void rt_srv_stop(struct rt_srv *srv)
 
 void rt_srv_gate(struct rt_srv *srv)
 {
-	uint64_t end = rr_now_ms() + RT_WAIT_MS;
-	struct timespec ts = { .tv_sec = (time_t)(end / 1000),
-			       .tv_nsec = (long)(end % 1000) * 1000000L };
-
 	pthread_mutex_lock(&srv->mu);
 	srv->gated = true;
 	pthread_mutex_unlock(&srv->mu);
 	rt_srv_kick(srv);
-	/* until the thread has stopped touching the connections */
+	/* until the thread waits at the gate */
 	pthread_mutex_lock(&srv->mu);
-	while (!srv->parked && !srv->stop &&
-	       pthread_cond_timedwait(&srv->cv, &srv->mu, &ts) != ETIMEDOUT)
-		;
+	while (!srv->parked)
+		pthread_cond_wait(&srv->cv, &srv->mu);
 	pthread_mutex_unlock(&srv->mu);
 }
 
@@ -583,6 +579,16 @@ bool rt_srv_wait(struct rt_srv *srv, const unsigned *field, unsigned want)
 	return ok;
 }
 
+unsigned rt_srv_get(struct rt_srv *srv, const unsigned *field)
+{
+	unsigned v;
+
+	pthread_mutex_lock(&srv->mu);
+	v = *field;
+	pthread_mutex_unlock(&srv->mu);
+	return v;
+}
+
 struct uiw_rr_clnt *rt_connect(struct rt_srv *srv, const struct uiw_rr_opts *o)
 {
 	char err[128] = "";
@@ -593,4 +599,293 @@ struct uiw_rr_clnt *rt_connect(struct rt_srv *srv, const struct uiw_rr_opts *o)
 	if (!c)
 		fprintf(stderr, "uiw_rr_clnt_connect: %s\n", err);
 	return c;
+}
+
+/* ---- A raw Requester --------------------------------------------------- */
+
+#define RAW_SEND_SLOTS 16
+#define RAW_RECV_OFF   (64u << 10)
+#define RAW_AREA_OFF   (RAW_RECV_OFF + RT_RAW_RECVS * RT_RAW_RSIZE)
+
+static unsigned raw_sends;
+
+static int raw_post_recv(struct rt_raw *r, unsigned i)
+{
+	struct ibv_sge sge = { (uintptr_t)r->buf + RAW_RECV_OFF +
+			       i * RT_RAW_RSIZE, RT_RAW_RSIZE, r->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 },
+		*bad;
+
+	return ibv_post_recv(r->id->qp, &wr, &bad) ? -1 : 0;
+}
+
+static bool raw_event(struct rt_raw *r, enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+	bool ok;
+
+	if (rr_cm_event(r->ch, RT_WAIT_MS, &ev) < 0)
+		return false;
+	ok = ev->event == want;
+	if (ok && want == RDMA_CM_EVENT_ESTABLISHED &&
+	    ev->param.conn.private_data) {
+		r->peer_pd_len = ev->param.conn.private_data_len;
+		if (r->peer_pd_len > sizeof(r->peer_pd))
+			r->peer_pd_len = sizeof(r->peer_pd);
+		memcpy(r->peer_pd, ev->param.conn.private_data, r->peer_pd_len);
+	}
+	rdma_ack_cm_event(ev);
+	return ok;
+}
+
+/* The verbs objects of r->id and its receives. */
+static int raw_verbs(struct rt_raw *r)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+	unsigned i;
+
+	r->pd = ibv_alloc_pd(r->id->verbs);
+	r->cq = ibv_create_cq(r->id->verbs, 128, NULL, NULL, 0);
+	if (!r->pd || !r->cq || posix_memalign((void **)&r->buf, 4096,
+					       RT_RAW_BUF))
+		return -1;
+	memset(r->buf, 0, RT_RAW_BUF);
+	r->mr = ibv_reg_mr(r->pd, r->buf, RT_RAW_BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	qa.qp_type = IBV_QPT_RC;
+	qa.send_cq = qa.recv_cq = r->cq;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_recv_wr = RT_RAW_RECVS;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (!r->mr || rdma_create_qp(r->id, r->pd, &qa))
+		return -1;
+	for (i = 0; i < RT_RAW_RECVS; i++)
+		if (raw_post_recv(r, i))
+			return -1;
+	return 0;
+}
+
+/* rdma_connect or rdma_accept with (pd, pdlen), then ESTABLISHED. */
+static int raw_establish(struct rt_raw *r, const void *pd, size_t pdlen,
+			 int (*how)(struct rdma_cm_id *,
+				    struct rdma_conn_param *))
+{
+	struct rdma_conn_param cp = { 0 };
+
+	cp.private_data = pd;
+	cp.private_data_len = (uint8_t)pdlen;
+	cp.responder_resources = 8;
+	cp.initiator_depth = 8;
+	if (how(r->id, &cp) || !raw_event(r, RDMA_CM_EVENT_ESTABLISHED))
+		return -1;
+	return 0;
+}
+
+int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
+		   size_t pdlen)
+{
+
+	memset(r, 0, sizeof(*r));
+	r->ch = rdma_create_event_channel();
+	if (!r->ch || rr_nonblock(r->ch->fd) ||
+	    rdma_create_id(r->ch, &r->id, r, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&srv->addr,
+			      RT_WAIT_MS) ||
+	    !raw_event(r, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    rdma_resolve_route(r->id, RT_WAIT_MS) ||
+	    !raw_event(r, RDMA_CM_EVENT_ROUTE_RESOLVED) || raw_verbs(r))
+		return -1;
+	return raw_establish(r, pd, pdlen, rdma_connect);
+}
+
+int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	memset(l, 0, sizeof(*l));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l->ch = rdma_create_event_channel();
+	if (!l->ch || rr_nonblock(l->ch->fd) ||
+	    rdma_create_id(l->ch, &l->id, l, RDMA_PS_TCP) ||
+	    rdma_bind_addr(l->id, (struct sockaddr *)&a) ||
+	    rdma_listen(l->id, 4))
+		return -1;
+	memset(addr, 0, sizeof(*addr));
+	memcpy(addr, rdma_get_local_addr(l->id), sizeof(struct sockaddr_in));
+	return 0;
+}
+
+int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
+		  size_t pdlen)
+{
+	struct rdma_cm_event *ev;
+
+	memset(r, 0, sizeof(*r));
+	if (rr_cm_event(l->ch, RT_WAIT_MS, &ev) < 0)
+		return -1;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	r->id = ev->id;
+	rdma_ack_cm_event(ev);
+	r->ch = rdma_create_event_channel();
+	if (!r->ch || rr_nonblock(r->ch->fd) || rdma_migrate_id(r->id, r->ch) ||
+	    raw_verbs(r))
+		return -1;
+	return raw_establish(r, pd, pdlen, rdma_accept);
+}
+
+static int raw_post(struct rt_raw *r, const void *msg, size_t len, bool inv,
+		    uint32_t rkey)
+{
+	unsigned slot = raw_sends++ % RAW_SEND_SLOTS;
+	uint8_t *p = r->buf + slot * 4096u;
+	struct rr_wr w;
+
+	if (len > 4096)
+		return -1;
+	memcpy(p, msg, len);
+	rr_wr_init(&w, inv ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND, 1000 + slot, p,
+		   (uint32_t)len, r->mr->lkey, 0, 0, true);
+	w.wr.invalidate_rkey = rkey;
+	return rr_post(r->id->qp, &w.wr);
+}
+
+int rt_raw_post(struct rt_raw *r, const void *msg, size_t len)
+{
+	return raw_post(r, msg, len, false, 0);
+}
+
+int rt_raw_post_inv(struct rt_raw *r, const void *msg, size_t len,
+		    uint32_t rkey)
+{
+	return raw_post(r, msg, len, true, rkey);
+}
+
+/* Received messages seen while waiting for something else. */
+static struct { unsigned idx; uint32_t len; } raw_stash[RT_RAW_RECVS];
+static unsigned raw_nstash;
+
+/* One completion within the deadline: 1, 0 (none), -1 (failed). */
+static int raw_wc(struct rt_raw *r, uint64_t end, struct ibv_wc *wc)
+{
+	for (;;) {
+		int n = ibv_poll_cq(r->cq, 1, wc);
+
+		if (n < 0)
+			return -1;
+		if (n == 1) {
+			if (wc->status != IBV_WC_SUCCESS) {
+				r->dead = true;
+				return -1;
+			}
+			return 1;
+		}
+		if (rr_now_ms() >= end)
+			return 0;
+		sched_yield();
+	}
+}
+
+int rt_raw_send(struct rt_raw *r, const void *msg, size_t len)
+{
+	uint64_t end = rr_now_ms() + RT_WAIT_MS;
+	struct ibv_wc wc;
+
+	if (rt_raw_post(r, msg, len))
+		return -1;
+	for (;;) {
+		int n = raw_wc(r, end, &wc);
+
+		if (n <= 0)
+			return -1;
+		if (wc.wr_id >= 1000)
+			return 0;
+		raw_stash[raw_nstash].idx = (unsigned)wc.wr_id;
+		raw_stash[raw_nstash++].len = wc.byte_len;
+	}
+}
+
+int rt_raw_recv(struct rt_raw *r, void *out, size_t cap, int timeout_ms)
+{
+	uint64_t end = rr_now_ms() + (uint64_t)timeout_ms;
+	struct ibv_wc wc;
+	unsigned idx;
+	uint32_t len;
+
+	for (;;) {
+		if (raw_nstash) {
+			idx = raw_stash[0].idx;
+			len = raw_stash[0].len;
+			memmove(raw_stash, raw_stash + 1,
+				--raw_nstash * sizeof(raw_stash[0]));
+			break;
+		}
+		switch (raw_wc(r, end, &wc)) {
+		case 0:
+			return -1;
+		case -1:
+			return -2;
+		}
+		if (wc.wr_id < 1000) {
+			idx = (unsigned)wc.wr_id;
+			len = wc.byte_len;
+			break;
+		}
+	}
+	memcpy(out, r->buf + RAW_RECV_OFF + idx * RT_RAW_RSIZE,
+	       len < cap ? len : cap);
+	raw_post_recv(r, idx);
+	return (int)len;
+}
+
+bool rt_raw_wait_dead(struct rt_raw *r, int timeout_ms)
+{
+	uint64_t end = rr_now_ms() + (uint64_t)timeout_ms;
+	struct ibv_wc wc;
+
+	while (!r->dead) {
+		struct rdma_cm_event *ev;
+
+		if (rdma_get_cm_event(r->ch, &ev) == 0) {
+			if (ev->event == RDMA_CM_EVENT_DISCONNECTED)
+				r->dead = true;
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (raw_wc(r, rr_now_ms() + 1, &wc) < 0)
+			break;
+		if (rr_now_ms() >= end)
+			break;
+	}
+	return r->dead;
+}
+
+uint8_t *rt_raw_area(struct rt_raw *r, size_t *len, uint32_t *rkey)
+{
+	*len = RT_RAW_BUF - RAW_AREA_OFF;
+	*rkey = r->mr->rkey;
+	return r->buf + RAW_AREA_OFF;
+}
+
+void rt_raw_close(struct rt_raw *r)
+{
+	if (r->id && r->id->qp) {
+		rdma_disconnect(r->id);
+		rdma_destroy_qp(r->id);
+	}
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	if (r->id)
+		rdma_destroy_id(r->id);
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	free(r->buf);
+	raw_nstash = 0;
+	memset(r, 0, sizeof(*r));
 }

@@ -377,3 +377,25 @@ seed rpcrdma_cm defaults       f6ab0e1801000000
 seed rpcrdma_cm mpa_v2_word    80100008f6ab0e180100ff00
 seed rpcrdma_cm version2_first f6ab0e180201030755f6ab0e1801010f1f
 seed rpcrdma_cm foreign        6e766d652d72646d612d7064
+
+# ---- rr_plan: selector(1), then the same octets read three ways -------
+# any_call: max_call(2) and a received call; call_round_trip (odd
+# selector): xid(4) thresh(1) npieces(1) {flags(1) len(2)}...;
+# reply_round_trip (even): xid(4) thresh(1) nwchunk(1) {nseg(1)
+# {len(2)}...}... reply(1) [nseg(1) {len(2)}...] then pieces as above
+seed rr_plan call_inline      00 1000 00000001 00000001 00000008 00000000 \
+				00000000 00000000 00000000 00000001
+seed rr_plan call_read_chunk  00 1000 00000002 00000001 00000008 00000000 \
+				00000001 00000014 000000ab 00000400 \
+				00000000 00001000 00000000 00000000 00000000 \
+				00000002 00000000 00000000 00000000 00000400 \
+				00000000
+seed rr_plan call_long        00 1000 00000003 00000001 00000008 00000001 \
+				00000001 00000000 000000ab 00000020 \
+				00000000 00002000 00000000 00000000 00000000
+seed rr_plan rt_call_pieces   01 00000005 40 04 \
+				01 1400 00 0010 01 0003 00 3000
+seed rr_plan rt_call_long     01 00000006 00 05 \
+				00 2000 01 0005 00 0007 01 4e20 00 0100
+seed rr_plan rt_reply_chunks  00 00000007 40 03 02 1000 0800 00 01 4000 \
+				01 02 4000 2000 03 01 1800 00 0100 01 0700
