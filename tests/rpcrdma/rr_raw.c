@@ -313,7 +313,8 @@ static int expect(struct rw_end *e, enum rdma_cm_event_type want,
 		e->peer_pd_len = c->private_data ? c->private_data_len : 0;
 		if (e->peer_pd_len > sizeof(e->peer_pd))
 			e->peer_pd_len = sizeof(e->peer_pd);
-		memcpy(e->peer_pd, c->private_data, e->peer_pd_len);
+		if (e->peer_pd_len)
+			memcpy(e->peer_pd, c->private_data, e->peer_pd_len);
 		e->peer_ird = c->responder_resources;
 		e->peer_ord = c->initiator_depth;
 	}

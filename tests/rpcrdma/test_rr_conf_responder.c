@@ -684,6 +684,8 @@ static void read_chunk_unreadable(void **state)
  * the result inline (§4.3.2.3); a result larger than its chunk cannot
  * be conveyed: ERR_CHUNK, nothing written.
  */
+#define ITEM 2999
+
 static void write_chunks(void **state)
 {
 	static const uint32_t seglen[3] = { 1000, 1000, 1500 };
@@ -692,15 +694,16 @@ static void write_chunks(void **state)
 	struct rw_hdr b, e;
 	struct pcall c;
 	unsigned i, k;
-	uint8_t item[3000];
+	uint8_t item[ITEM];
 
 	(void)state;
 	for (k = 0; k < 4; k++) {
-		/* k 0: the result in three segments; 1: not DDP-eligible,
-		 * the chunk unused; 2: an empty chunk first, the result
-		 * inline, the second chunk unused; 3: one octet short */
+		/* k 0: the result in three segments, the last in part
+		 * and with no XDR pad (§3.4.6.2); 1: not DDP-eligible, the
+		 * chunk unused; 2: an empty chunk first, the result inline,
+		 * the second chunk unused; 3: one octet short */
 		c = (struct pcall){ next_xid++, k == 1 ? RT_ECHO :
-				    RT_ECHO | RT_F_DDP, 5, 3000, 0, false };
+				    RT_ECHO | RT_F_DDP, 5, ITEM, 0, false };
 		for (i = 0; i < 3; i++)
 			assert_int_equal(rw_region_new(&rq, &r[i], seglen[i],
 						       0xee), 0);
@@ -713,11 +716,12 @@ static void write_chunks(void **state)
 		rw_hdr_wchunk(&b);
 		rw_hdr_wchunk(&e);
 		for (i = 0; i < 3; i++) {
-			uint32_t len = k == 3 && i == 2 ? 999 : seglen[i];
+			uint32_t len = k == 3 && i == 2 ? ITEM - 2001 :
+				seglen[i];
 			uint32_t wr = 0;
 
 			if (k == 0)
-				wr = i < 2 ? seglen[i] : 1000;
+				wr = i < 2 ? seglen[i] : ITEM - 2000;
 			rw_hdr_wseg(&b, r[i].rkey, len, r[i].addr);
 			rw_hdr_wseg(&e, r[i].rkey, wr, r[i].addr);
 		}
@@ -728,7 +732,7 @@ static void write_chunks(void **state)
 		} else {
 			want.n = 0;
 			assert_int_equal(rw_hdr_put(&want, &e), UIW_RPCRDMA_OK);
-			put_preply(&want, c.xid, 3000, 5, k == 0);
+			put_preply(&want, c.xid, ITEM, 5, k == 0);
 			expect_w(&want, "a reply with a Write list");
 		}
 		rt_fill(item, sizeof(item), c.xid);
@@ -736,13 +740,15 @@ static void write_chunks(void **state)
 			size_t off = (size_t)i * 1000, n = 0;
 
 			if (k == 0)
-				n = i < 2 ? 1000 : 1000;
+				n = i < 2 ? 1000 : ITEM - 2000;
 			assert_memory_equal(r[i].data, item + off, n);
 			region_done(&r[i], n, "a Write segment");
 		}
 		good_call();
 	}
 }
+
+#undef ITEM
 
 /*
  * The Reply chunk (§3.5.3, §4.3.3): a reply too long for a Send goes
