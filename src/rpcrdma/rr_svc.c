@@ -13,8 +13,8 @@
  * connection (RFC 5041 §7.1, "no buffer"), this end sees its receives
  * flushed, uiw_rr_recv says -ENOTCONN, and closing the connection
  * frees all it held; the listener and the other connections go on.
- * One whose calls reach twice the grant held here, spares and all,
- * has its connection ended by this end the same way.
+ * One whose calls being served here reach twice the grant, spares and
+ * all, has its connection ended by this end the same way.
  *
  * Read chunks are pulled with RDMA Read (never more in flight than
  * the ORD negotiated) into an assembly buffer of the connection, in
@@ -60,7 +60,8 @@ enum req_state { REQ_FREE, REQ_READING, REQ_READY, REQ_OUT };
 
 struct rr_req {
 	struct uiw_rr_req pub;
-	struct rr_req *next;
+	struct rr_req *next;        /* free list, ready or Read queue */
+	struct rr_req *all_next;
 	struct uiw_rr_sconn *s;
 	struct rr_buf *rbuf;
 	struct rr_abuf *abuf;
@@ -79,9 +80,8 @@ struct uiw_rr_sconn {
 	bool dead, established;
 	bool in_recv;               /* inside uiw_rr_recv */
 	char why[96];
-	struct rr_req **reqs;       /* by receive buffer idx */
-	unsigned nreqs;             /* its size */
-	unsigned held;              /* calls holding their buffer */
+	struct rr_req *req_free, *req_all;
+	unsigned held;              /* calls being served */
 	struct rr_req *ready_head, *ready_tail;
 	struct rr_req *rd_head, *rd_tail;   /* with Reads to issue */
 	unsigned reads_inflight;
@@ -188,39 +188,42 @@ static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 	s->nabuf++;
 }
 
-static struct rr_req *req_of(struct uiw_rr_sconn *s, struct rr_buf *b)
+/* A request for a call being served: from the free list, or a new one
+ * (allocated once, kept until the connection goes). */
+static struct rr_req *req_get(struct uiw_rr_sconn *s)
 {
-	if (b->idx >= s->nreqs) {
-		unsigned n = s->k.rpool.count;
-		struct rr_req **r = realloc(s->reqs, n * sizeof(*r));
+	struct rr_req *r = s->req_free;
 
+	if (r) {
+		s->req_free = r->next;
+	} else {
+		r = calloc(1, sizeof(*r));
 		if (!r)
 			return NULL;
-		memset(r + s->nreqs, 0, (n - s->nreqs) * sizeof(*r));
-		s->reqs = r;
-		s->nreqs = n;
+		r->s = s;
+		r->all_next = s->req_all;
+		s->req_all = r;
 	}
-	if (!s->reqs[b->idx]) {
-		s->reqs[b->idx] = calloc(1, sizeof(struct rr_req));
-		if (!s->reqs[b->idx])
-			return NULL;
-		s->reqs[b->idx]->s = s;
-	}
-	return s->reqs[b->idx];
+	r->next = NULL;
+	r->rbuf = NULL;
+	r->abuf = NULL;
+	s->held++;
+	return r;
 }
 
-/* Done with a call: its buffers back. */
+/* Done with a call: its buffers back, the request to the free list. */
 static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 {
 	if (r->abuf)
 		abuf_put(s, r->abuf);
 	r->abuf = NULL;
-	if (r->rbuf) {
+	if (r->rbuf)
 		rr_pool_put(&s->k.rpool, r->rbuf);
-		s->held--;
-	}
 	r->rbuf = NULL;
 	r->state = REQ_FREE;
+	r->next = s->req_free;
+	s->req_free = r;
+	s->held--;
 }
 
 static void repost(struct uiw_rr_sconn *s, struct rr_buf *b)
@@ -381,13 +384,19 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 		    const struct ibv_wc *wc)
 {
 	struct uiw_rr_stats *st = &s->k.st;
-	struct rr_req *r = req_of(s, b);
+	struct rr_req *r;
 	struct rr_plan *p;
 	struct rr_buf *spare = NULL;
 	unsigned i;
 
-	if (!r) {
-		st->dropped++;
+	/* more calls being served than twice the grant: a Requester
+	 * beyond its credits.  Left unanswered, the call would leave the
+	 * Requester waiting: the connection ends instead, so that it
+	 * knows (RFC 8166 §4.5.4) */
+	if (s->held >= 2 * s->k.o.credits || !(r = req_get(s))) {
+		sconn_die(s, s->held >= 2 * s->k.o.credits ?
+			  "the Requester holds more calls than granted "
+			  "(RFC 8166 §3.3.1)" : "no memory for a call");
 		repost(s, b);
 		return;
 	}
@@ -398,23 +407,16 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 		p->why = "the connection allows no RDMA Read (ORD 0)";
 	}
 	if (p->act == UIW_RPCRDMA_ACT_PROCESS) {
-		/* a spare takes the buffer's place on the RQ; more calls
-		 * held than twice the grant means a Requester beyond its
-		 * credits.  Without a spare the call would go unanswered:
-		 * the connection ends instead, so that the Requester
-		 * knows (RFC 8166 §4.5.4) */
-		if (s->held < 2 * s->k.o.credits)
-			spare = rr_pool_get(&s->k.rpool, RR_SPARE_BATCH);
+		/* a spare takes the buffer's place on the RQ; without one
+		 * the call would go unanswered (§4.5.4, as above) */
+		spare = rr_pool_get(&s->k.rpool, RR_SPARE_BATCH);
 		if (!spare) {
-			rr_pool_put(&s->k.rpool, b);
-			sconn_die(s, s->held < 2 * s->k.o.credits ?
-				  "no memory for a receive buffer" :
-				  "the Requester holds more calls than "
-				  "granted (RFC 8166 §3.3.1)");
+			sconn_die(s, "no memory for a receive buffer");
+			repost(s, b);
+			req_release(s, r);
 			return;
 		}
 		repost(s, spare);
-		s->held++;
 		r->rbuf = b;
 		r->state = REQ_READING;
 	} else {
@@ -423,6 +425,7 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 			st->dropped++;
 		else
 			send_error(s, &p->hdr, p->act);
+		req_release(s, r);
 		return;
 	}
 	st->calls++;
@@ -456,7 +459,6 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 		memset(r->abuf->mem + p->zero[i].dst, 0, p->zero[i].len);
 	/* the received octets are in place: their buffer goes back */
 	rr_pool_put(&s->k.rpool, b);
-	s->held--;
 	r->rbuf = NULL;
 	if (!p->nread) {
 		assembled(s, r);
@@ -840,19 +842,19 @@ int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 static void sconn_free(struct uiw_rr_sconn *s)
 {
 	struct rr_abuf *a, *n;
-	unsigned i;
+	struct rr_req *r, *rn;
 
 	if (s->k.id && !s->dead)
 		rdma_disconnect(s->k.id);
 	if (s->k.qp)
 		rdma_destroy_qp(s->k.id);
 	s->k.qp = NULL;
-	for (i = 0; i < s->nreqs; i++) {
-		if (s->reqs[i] && s->reqs[i]->abuf)
-			abuf_free(s->reqs[i]->abuf);
-		free(s->reqs[i]);
+	for (r = s->req_all; r; r = rn) {
+		rn = r->all_next;
+		if (r->abuf)
+			abuf_free(r->abuf);
+		free(r);
 	}
-	free(s->reqs);
 	for (a = s->abufs; a; a = n) {
 		n = a->next;
 		abuf_free(a);

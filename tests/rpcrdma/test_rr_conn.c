@@ -162,6 +162,65 @@ static void threads_few_credits(void **state)
 	threads_credits(2, 8);
 }
 
+/* A call whose Read chunk was pulled is held by the Responder while
+ * many others come through the same connection (with few credits, the
+ * receive buffers go round many times): it is answered intact. */
+struct held_call {
+	pthread_t th;
+	struct uiw_rr_clnt *c;
+	enum uiw_rr_status st;
+	char why[256];
+};
+
+static void *held_call_run(void *arg)
+{
+	struct held_call *h = arg;
+	struct rt_spec sp = { .op = RT_HOLD | RT_F_DDP, .n = 65536,
+			      .data_ddp = true, .wchunk = true, .wlen = 65536,
+			      .fill = 100, .timeout_ms = RT_WAIT_MS };
+
+	h->st = rt_call(h->c, 0xabc, &sp, h->why, sizeof(h->why));
+	return NULL;
+}
+
+static void held_while_others_pass(void **state)
+{
+	struct uiw_rr_opts so = opts();
+	struct held_call h = { 0 };
+	struct rt_srv srv;
+	unsigned i;
+
+	(void)state;
+	so.credits = 4;
+	rt_srv_start(&srv, &so);
+	h.c = rt_connect(&srv, NULL);
+	assert_non_null(h.c);
+	{
+		struct rt_spec sp = { .op = RT_ECHO };
+
+		call_ok(h.c, 1, &sp);      /* the grant: 4 */
+	}
+	assert_int_equal(pthread_create(&h.th, NULL, held_call_run, &h), 0);
+	assert_true(rt_srv_wait(&srv, &srv.calls, 2));
+	for (i = 0; i < 60; i++) {
+		struct rt_spec sp = { .op = RT_ECHO | RT_F_DDP,
+				      .n = i % 2 ? 5000 + i : 40 + i,
+				      .data_ddp = true, .trailer = i };
+
+		call_ok(h.c, 0x100 + i, &sp);
+	}
+	pthread_mutex_lock(&srv.mu);
+	srv.release = 1;
+	pthread_mutex_unlock(&srv.mu);
+	rt_srv_kick(&srv);
+	pthread_join(h.th, NULL);
+	if (h.st != UIW_RR_OK)
+		fail_msg("the held call: %s", h.why);
+	assert_int_equal(rt_srv_get(&srv, &srv.reply_errors), 0);
+	uiw_rr_clnt_close(h.c);
+	rt_srv_stop(&srv);
+}
+
 /* ---- Ends -------------------------------------------------------------- */
 
 struct pending {
@@ -570,6 +629,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(several_clients),
 		cmocka_unit_test(threads_default_credits),
 		cmocka_unit_test(threads_few_credits),
+		cmocka_unit_test(held_while_others_pass),
 		cmocka_unit_test(disconnect_mid_call),
 		cmocka_unit_test(disconnect_during_read),
 		cmocka_unit_test(responder_goes_away),
