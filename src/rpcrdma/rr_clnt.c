@@ -661,6 +661,14 @@ struct uiw_rr_clnt *uiw_rr_clnt_connect(const struct sockaddr *sa,
 			       strerror(errno));
 		goto fail;
 	}
+	/* RFC 8797 §4.1: R only where remote invalidation works for the
+	 * regions this end registers (ibv_reg_mr): an iWARP RNIC
+	 * invalidates an STag associated with the stream (RFC 5040 §5.3;
+	 * siw and uiwarp, for any region of the QP's PD), InfiniBand and
+	 * RoCE devices only fast-registered ones. */
+	if (c->k.o.remote_inv && c->k.id->verbs &&
+	    c->k.id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
+		rr_conn_local(&c->k, false);
 	/* The Responder reads our Read chunks: answer as many Reads as
 	 * the device allows (IRD); we read nothing of the Responder's. */
 	c->k.ird = 32;

@@ -241,18 +241,25 @@ int rr_conn_opts(struct rr_conn *k, const struct uiw_rr_opts *o, char *err,
 		return -1;
 	}
 	k->o = *o;
+	rr_conn_local(k, o->remote_inv);
+	return 0;
+}
+
+void rr_conn_local(struct rr_conn *k, bool remote_inv)
+{
+	const struct uiw_rr_opts *o = &k->o;
+
 	memset(&k->local, 0, sizeof(k->local));
 	k->pd_out_len = 0;
 	if (o->private_data) {
 		k->pd_out_len = (uint8_t)uiw_rpcrdma_cm_encode(k->pd_out,
-			o->remote_inv, o->inline_send, o->inline_recv);
+			remote_inv, o->inline_send, o->inline_recv);
 		/* what the peer will read: sizes rounded down (§4.2) */
 		uiw_rpcrdma_cm_decode(k->pd_out, k->pd_out_len, &k->local);
 	} else {
 		/* RFC 8797 §5.1: without it, the peer assumes the defaults */
 		uiw_rpcrdma_cm_decode(NULL, 0, &k->local);
 	}
-	return 0;
 }
 
 void rr_conn_peer(struct rr_conn *k, const void *pd, size_t len)

@@ -120,6 +120,8 @@ struct rr_conn {
  * data).  0, or -1 with err filled. */
 int rr_conn_opts(struct rr_conn *k, const struct uiw_rr_opts *o, char *err,
 		 size_t errlen);
+/* What this end advertises (k->o set), R as remote_inv says. */
+void rr_conn_local(struct rr_conn *k, bool remote_inv);
 /* The peer's private data (NULL / 0: none) into the thresholds. */
 void rr_conn_peer(struct rr_conn *k, const void *pd, size_t len);
 /* The rdma_conn_param of a connect or accept with this end's private
