@@ -13,6 +13,8 @@
  * connection (RFC 5041 §7.1, "no buffer"), this end sees its receives
  * flushed, uiw_rr_recv says -ENOTCONN, and closing the connection
  * frees all it held; the listener and the other connections go on.
+ * One whose calls being served here reach twice the grant, spares and
+ * all, has its connection ended by this end the same way.
  *
  * Read chunks are pulled with RDMA Read (never more in flight than
  * the ORD negotiated) into an assembly buffer of the connection, in
@@ -388,9 +390,13 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 	unsigned i;
 
 	/* more calls being served than twice the grant: a Requester
-	 * beyond its credits; dropped */
+	 * beyond its credits.  Left unanswered, the call would leave the
+	 * Requester waiting: the connection ends instead, so that it
+	 * knows (RFC 8166 §4.5.4) */
 	if (s->held >= 2 * s->k.o.credits || !(r = req_get(s))) {
-		st->dropped++;
+		sconn_die(s, s->held >= 2 * s->k.o.credits ?
+			  "the Requester holds more calls than granted "
+			  "(RFC 8166 §3.3.1)" : "no memory for a call");
 		repost(s, b);
 		return;
 	}
@@ -401,10 +407,11 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 		p->why = "the connection allows no RDMA Read (ORD 0)";
 	}
 	if (p->act == UIW_RPCRDMA_ACT_PROCESS) {
-		/* a spare takes the buffer's place on the RQ */
+		/* a spare takes the buffer's place on the RQ; without one
+		 * the call would go unanswered (§4.5.4, as above) */
 		spare = rr_pool_get(&s->k.rpool, RR_SPARE_BATCH);
 		if (!spare) {
-			st->dropped++;
+			sconn_die(s, "no memory for a receive buffer");
 			repost(s, b);
 			req_release(s, r);
 			return;

@@ -44,8 +44,6 @@ static bool zeros(const uint8_t *p, size_t n)
 	return true;
 }
 
-#define TRAILER_SEED(x) ((x) ^ 0x5a5a5a5au)
-#define FILLER_SEED(x)  ((x) ^ 0xa5a5a5a5u)
 
 enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 			   const struct rt_spec *sp, char *why, size_t whylen)
@@ -76,7 +74,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	rt_put32(head + 16, (uint32_t)sp->n);
 	rt_fill(data, sp->n, xid);
 	rt_put32(trailer, (uint32_t)sp->trailer);
-	rt_fill(trailer + 4, sp->trailer, TRAILER_SEED(xid));
+	rt_fill(trailer + 4, sp->trailer, RT_TRAILER_SEED(xid));
 	memset(trailer + 4 + sp->trailer, 0, up4(sp->trailer) - sp->trailer);
 	iov[niov++] = (struct uiw_rr_iov){ head, sizeof(head), false };
 	iov[niov++] = (struct uiw_rr_iov){ data, sp->n, sp->data_ddp };
@@ -142,7 +140,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 		goto out;
 	}
 	if (rt_get32(call.reply + off) != sp->fill ||
-	    (k = rt_check(call.reply + off + 4, sp->fill, FILLER_SEED(xid))) !=
+	    (k = rt_check(call.reply + off + 4, sp->fill, RT_FILLER_SEED(xid))) !=
 	    sp->fill || !zeros(call.reply + off + 4 + sp->fill,
 			       up4(sp->fill) - sp->fill)) {
 		snprintf(why, whylen, "filler differs");
@@ -202,7 +200,7 @@ static void srv_reply(struct rt_srv *srv, struct rt_conn *cn,
 	rt_put32(head + 4, 0);
 	rt_put32(head + 8, n);
 	rt_put32(filler, fill);
-	rt_fill(filler + 4, fill, FILLER_SEED(req->xid));
+	rt_fill(filler + 4, fill, RT_FILLER_SEED(req->xid));
 	memset(filler + 4 + fill, 0, up4(fill) - fill);
 	iov[niov++] = (struct uiw_rr_iov){ head, 12, false };
 	iov[niov++] = (struct uiw_rr_iov){ data, n, (op & RT_F_DDP) != 0 };
@@ -255,7 +253,7 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 		m = rt_get32(p + 20 + up4(n));
 		ok = m <= req->call_len && 24 + up4(n) + up4(m) ==
 		     req->call_len &&
-		     rt_check(p + 24 + up4(n), m, TRAILER_SEED(req->xid)) == m &&
+		     rt_check(p + 24 + up4(n), m, RT_TRAILER_SEED(req->xid)) == m &&
 		     zeros(p + 24 + up4(n) + m, up4(m) - m);
 	}
 	if (!ok) {

@@ -51,6 +51,10 @@ enum rt_op {
 /* What a poke writes: 8 octets of it. */
 #define RT_POKE 0xab
 
+/* The patterns of a call's trailer and a reply's filler. */
+#define RT_TRAILER_SEED(xid) ((xid) ^ 0x5a5a5a5au)
+#define RT_FILLER_SEED(xid)  ((xid) ^ 0xa5a5a5a5u)
+
 struct rt_spec {
 	uint32_t op;
 	size_t n;            /* the data item */
