@@ -587,12 +587,13 @@ static int expect(struct uiw_rr_clnt *c, enum rdma_cm_event_type want,
 		return -1;
 	}
 	if (ev->event != want) {
+		enum rdma_cm_event_type got = ev->event;
+
 		rr_msg(err, errlen, "%s (status %d) instead of %s",
-		       rdma_event_str(ev->event), ev->status,
-		       rdma_event_str(want));
-		rdma_ack_cm_event(ev);
-		errno = ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
-			ev->event == RDMA_CM_EVENT_UNREACHABLE ? EHOSTUNREACH :
+		       rdma_event_str(got), ev->status, rdma_event_str(want));
+		rdma_ack_cm_event(ev);     /* frees ev */
+		errno = got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
+			got == RDMA_CM_EVENT_UNREACHABLE ? EHOSTUNREACH :
 			ECONNABORTED;
 		return -1;
 	}
