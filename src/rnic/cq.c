@@ -198,7 +198,7 @@ static bool cq_fire(struct uiw_cq *cq, bool solicited)
 	return false;
 }
 
-bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
+bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc, bool *wake)
 {
 	bool fire = false, ok;
 	uint64_t pos;
@@ -222,6 +222,16 @@ bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
 		uiw_async_push(cq->dev, UIW_EVENT_CQ_ERR, NULL, NULL, cq);
 	}
 	if (fire)
+		atomic_store(&cq->fired, true);
+	/* seq_cst after the entry: a poll-mode waiter that counted itself
+	 * before looking at the ring is seen here */
+	*wake = fire || atomic_load(&cq->pm_waiters) > 0;
+	return ok;
+}
+
+void uiw_cq_wake(struct uiw_cq *cq)
+{
+	if (atomic_exchange(&cq->fired, false))
 		cq_signal(cq);
 	if (atomic_load(&cq->pm_waiters) > 0) {
 		uint64_t one = 1;
@@ -230,7 +240,6 @@ bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc)
 		    errno != EAGAIN)
 			UIW_DBG(2, "cq: wakefd: %s", strerror(errno));
 	}
-	return ok;
 }
 
 /* ---- Poll mode ---------------------------------------------------------- */

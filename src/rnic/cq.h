@@ -38,6 +38,8 @@ struct uiw_cq {
 	atomic_uint_fast64_t head;  /* next position to take */
 	atomic_bool overflow;       /* a completion found the ring full */
 	atomic_int armed;           /* UIW_CQ_ARM_* */
+	atomic_bool fired;          /* the notification fired: efd is to be
+				       written (uiw_cq_wake) */
 	int efd;                    /* eventfd */
 	atomic_uint users;          /* QPs */
 	/* Poll mode: uiw_cq_poll drives the pollers' receive itself. */
@@ -66,7 +68,14 @@ bool uiw_cq_defers_tx(struct uiw_cq *cq);
 
 /* Adds a completion.  Returns false when it did not fit: the CQ is then
  * in the overflowed state for good (RFC 5040 §8.1.1 rule 10: only the
- * streams using it are affected; the caller moves them to Error). */
-bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc);
+ * streams using it are affected; the caller moves them to Error).
+ * Wakes nobody: *wake is set when a thread may wait for this completion
+ * (the notification fired, or a poll-mode waiter sleeps), and the
+ * caller then calls uiw_cq_wake once it holds no lock, so that the
+ * thread it wakes does not find the QP's lock taken. */
+bool uiw_cq_push(struct uiw_cq *cq, const struct uiw_wc *wc, bool *wake);
+/* Writes the notification's eventfd if a push fired it since, and the
+ * poll-mode wake-up fd if a waiter sleeps there. */
+void uiw_cq_wake(struct uiw_cq *cq);
 
 #endif

@@ -44,11 +44,16 @@ static const char *qps(enum uiw_qp_state s)
 void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
 		     struct uiw_wc *wc, struct uiw_qp_act *act)
 {
+	bool ok, wake;
+
 	wc->qp_num = qp->qpn;
 	wc->qp = qp;
 	if (wc->status != UIW_WC_SUCCESS)
 		wc->term = qp->cause;
-	if (uiw_cq_push(cq, wc))
+	ok = uiw_cq_push(cq, wc, &wake);
+	if (wake && act->wake[0] != cq && act->wake[1] != cq)
+		act->wake[act->wake[0] ? 1 : 0] = cq;
+	if (ok)
 		return;
 	if (act->ovf[0] != cq && act->ovf[1] != cq)
 		act->ovf[act->ovf[0] ? 1 : 0] = cq;
@@ -371,10 +376,21 @@ static void qp_callbacks(struct uiw_qp *qp, const struct uiw_qp_act *act)
 		qp_cb_run(qp, act, ops, ctx);
 }
 
+/* Wakes the waiters of the CQs act names (no lock held). */
+static void act_wake(const struct uiw_qp_act *act)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (act->wake[i])
+			uiw_cq_wake(act->wake[i]);
+}
+
 void uiw_qp_act_do(struct uiw_qp *qp, const struct uiw_qp_act *act)
 {
 	int i;
 
+	act_wake(act);
 	for (i = 0; i < 2; i++)
 		if (act->ovf[i])
 			dev_cq_overflow(qp->dev, act->ovf[i], qp);
@@ -403,6 +419,7 @@ static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
 				.sq_idx = -1, .rq_idx = -1, .status = -1,
 				.detail = "completion queue overflow",
 			};
+			bool failed = false;
 
 			if (qp == except || (qp->scq != cq && qp->rcq != cq))
 				continue;
@@ -414,12 +431,18 @@ static void dev_cq_overflow(struct uiw_device *dev, struct uiw_cq *cq,
 				uiw_qp_close_check(qp, &act);
 				if (qp_cb_pin(qp, &act, &ops, &ctx))
 					hit = qp;
+				failed = true;
 			}
 			pthread_mutex_unlock(&qp->lock);
+			/* the flushed completions of a QP whose LLP is not
+			 * called: woken now (a hit's after the device lock) */
+			if (failed && !hit)
+				act_wake(&act);
 		}
 		pthread_mutex_unlock(&dev->lock);
 		if (!hit)
 			return;
+		act_wake(&act);
 		qp_cb_run(hit, &act, ops, ctx);
 	}
 }

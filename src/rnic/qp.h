@@ -212,6 +212,8 @@ struct uiw_qp_act {
 				       ctx taken under the lock that decided
 				       it: uiw_qp_act_pin) */
 	struct uiw_cq *ovf[2];      /* CQs that overflowed */
+	struct uiw_cq *wake[2];     /* CQs whose waiters are to be woken
+				       (uiw_cq_push's wake) */
 	const struct uiw_llp_ops *ops;
 	void *ctx;
 };
@@ -329,7 +331,8 @@ void uiw_qp_act_do(struct uiw_qp *qp, const struct uiw_qp_act *act);
 static inline void uiw_qp_act_run(struct uiw_qp *qp,
 				  const struct uiw_qp_act *act)
 {
-	if (act->kick || act->close || act->ovf[0] || act->ovf[1])
+	if (act->kick || act->close || act->ovf[0] || act->ovf[1] ||
+	    act->wake[0])
 		uiw_qp_act_do(qp, act);
 }
 /* The outstanding send WR a received Terminate names (its copied DDP
