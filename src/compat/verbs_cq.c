@@ -291,21 +291,29 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 {
 	struct epoll_event ev;
 	struct vc_cq *w;
-	int nonblock, n, k, cs;
+	int nonblock = -1, n, k, cs;
 
-	/* rdma-core 44 behaviour: a read of the channel fd, so O_NONBLOCK
-	 * on it gives EAGAIN instead of waiting. */
-	n = fcntl(channel->fd, F_GETFL);
-	nonblock = n >= 0 && (n & O_NONBLOCK);
 	for (;;) {
 		/* No lock is held while waiting: a thread cancelled here
 		 * (epoll_wait is a cancellation point) leaves nothing
 		 * behind.  A signal ends the wait with EINTR, whatever its
-		 * SA_RESTART, as epoll_wait does. */
-		n = epoll_wait(channel->fd, &ev, 1, nonblock ? 0 : -1);
+		 * SA_RESTART, as epoll_wait does.  The first look does not
+		 * wait, so that the flags below are read only when nothing
+		 * is ready (most calls come after poll(2) said something
+		 * is). */
+		n = epoll_wait(channel->fd, &ev, 1, nonblock == 0 ? -1 : 0);
 		if (n < 0)
 			return -1;
 		if (n == 0) {
+			/* rdma-core 44 behaviour: a read of the channel fd,
+			 * so O_NONBLOCK on it gives EAGAIN instead of
+			 * waiting */
+			if (nonblock < 0) {
+				n = fcntl(channel->fd, F_GETFL);
+				nonblock = n >= 0 && (n & O_NONBLOCK);
+				if (!nonblock)
+					continue;
+			}
 			errno = EAGAIN;
 			return -1;
 		}
