@@ -380,10 +380,13 @@ unsigned rr_conn_cq_events(struct rr_conn *k)
 	void *ctx;
 	unsigned n = 0;
 
-	while (ibv_get_cq_event(k->cc, &cq, &ctx) == 0)
-		n++;
-	if (n)
+	/* One look: the channel serves this CQ alone, and an armed CQ
+	 * raises one event, after which it is armed again only below (a
+	 * second look would cost system calls to find nothing). */
+	if (ibv_get_cq_event(k->cc, &cq, &ctx) == 0) {
+		n = 1;
 		ibv_ack_cq_events(k->cq, n);
+	}
 	ibv_req_notify_cq(k->cq, 0);
 	return n;
 }

@@ -138,8 +138,9 @@ void rr_conn_param(struct rr_conn *k, struct rdma_conn_param *cp);
 int rr_conn_verbs(struct rr_conn *k, unsigned max_recv, unsigned max_send,
 		  unsigned nrecv, unsigned nsend, char *err, size_t errlen);
 int rr_conn_post_recv(struct rr_conn *k, struct rr_buf *b);
-/* Takes the completion channel's pending events and acknowledges
- * them, then re-arms the CQ; returns how many there were. */
+/* Takes the completion channel's pending event (one at most: the CQ
+ * is armed again only here) and acknowledges it, then re-arms the CQ;
+ * returns how many there were. */
 unsigned rr_conn_cq_events(struct rr_conn *k);
 /* Frees what k holds (QP, CQ, channels, MRs, PD, id), in that order. */
 void rr_conn_destroy(struct rr_conn *k);
