@@ -909,7 +909,15 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		goto fail;
 	/* RFC 8797 §5: the Requester's private data, or the defaults */
 	rr_conn_peer(&s->k, pdlen ? pd : NULL, pdlen);
-	/* Reads we may issue: what the Requester answers (its IRD) */
+	/* Reads we may issue: what the Requester answers (its IRD).  Both
+	 * 0 is a peer that said nothing (MPA revision 1 has no RFC 6581
+	 * word: RFC 5044 leaves IRD and ORD to the ULPs), not one that
+	 * refuses RDMA Reads (a Requester always answers them: its Read
+	 * chunks are there to be read, RFC 8166 §3.4.5); take our own. */
+	if (!peer_ird && !peer_ord) {
+		peer_ird = RR_SVC_MAX_ORD;
+		peer_ord = RR_SVC_IRD;
+	}
 	s->k.ord = peer_ird < RR_SVC_MAX_ORD ? peer_ird : RR_SVC_MAX_ORD;
 	s->k.ird = peer_ord < RR_SVC_IRD ? peer_ord : RR_SVC_IRD;
 	s->k.ch = rdma_create_event_channel();
