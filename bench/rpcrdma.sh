@@ -351,6 +351,7 @@ set terminal pngcairo size 900,560 noenhanced
 set datafile separator " "
 set datafile missing "n/a"
 set logscale x 2
+set xrange [3072:22369621]
 set xtics ("4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216)
 set xlabel "object size (octets)"
 set ylabel "MB/s (10^6 octets/s)"
@@ -364,6 +365,7 @@ plot "$work/put.dat" using 1:2 with linespoints lw 2 title "PUT, RPC-over-RDMA",
      "$work/get.dat" using 1:3 with linespoints title "GET, TCP"
 set output "$work/rpcrdma-null.png"
 unset logscale x
+set xrange [*:*]
 set xtics auto
 set key top right
 set title "NULL RPCs, 127.0.0.1: calls per second"

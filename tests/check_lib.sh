@@ -32,6 +32,12 @@
 #   wait_line FD GLOB LOG reads lines from FD, copying them to LOG, until
 #                         one matches GLOB (30 s at most); the line is in
 #                         $line; 1 if none came
+#   mute_peer_start NAME  a TCP listener on 127.0.0.1 (python3) that
+#                         accepts every connection, reads once and never
+#                         answers nor closes; sets $mute_port, and
+#                         $mute_fd, from which a line "received N" comes
+#                         for each connection once it has N octets (the
+#                         lines are copied to $tmp/NAME.out by wait_line)
 #
 # A test may redefine check_tag to put something (in CHECK_TAG) before
 # each check's message, such as the time it took.
@@ -170,4 +176,23 @@ wait_line() {
 		[[ $line == $glob ]] && return 0
 	done
 	return 1
+}
+
+mute_peer_start() {
+	bg_start "$1" stdout python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print("listening", s.getsockname()[1], flush=True)
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)
+    print("received", len(c.recv(65536)), flush=True)
+'
+	mute_fd=$bgfd
+	wait_line "$mute_fd" "listening *" "$tmp/$1.out" ||
+		fail "the mute peer did not start"
+	mute_port=${line##* }
 }

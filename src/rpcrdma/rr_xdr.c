@@ -375,10 +375,12 @@ static bool_t dec_getbytes(XDR *xdrs, char *p, u_int n)
 
 	if (d->pad_due && n == d->pad_due) {
 		d->pad_due = 0;
-		if (d->pad_skip) {
-			memset(p, 0, n);
+		/* a reduced body's pad is nowhere (RFC 8166 §3.4.6.2):
+		 * nothing to give, and xdr_opaque asks for it into a
+		 * static buffer of its own that it throws away, which
+		 * threads decoding at once share */
+		if (d->pad_skip)
 			return TRUE;
-		}
 		return dec_inline_bytes(d, p, n);
 	}
 	if (d->counting)

@@ -237,6 +237,7 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 	srv->held_now++;
 	if (cn->held > srv->max_held)
 		srv->max_held = cn->held;
+	srv_signal(srv);
 	pthread_mutex_unlock(&srv->mu);
 	/* the call as the Requester built it, every octet */
 	ok = req->call_len >= 24 && rt_get32(p) == req->xid;
@@ -265,6 +266,19 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 		fill = 0;
 		n = 0;
 	}
+	if (op & RT_F_KEEP) {
+		const struct rr_plan *pl = rr_req_plan(req);
+
+		if (pl->nwchunk && pl->wchunk[0].nseg) {
+			pthread_mutex_lock(&srv->mu);
+			srv->kept = true;
+			srv->kept_rkey = pl->wseg[pl->wchunk[0].first].handle;
+			srv->kept_addr = pl->wseg[pl->wchunk[0].first].offset;
+			srv->kept_conn = cn->s;
+			srv_signal(srv);
+			pthread_mutex_unlock(&srv->mu);
+		}
+	}
 	switch (op & RT_OP_MASK) {
 	case RT_DROP:
 		uiw_rr_drop(cn->s, req);
@@ -286,19 +300,6 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 		pthread_mutex_unlock(&srv->mu);
 		srv->deferred = d;
 		return;
-	case RT_KEEP_RKEY: {
-		const struct rr_plan *pl = rr_req_plan(req);
-
-		if (pl->nwchunk && pl->wchunk[0].nseg) {
-			pthread_mutex_lock(&srv->mu);
-			srv->kept = true;
-			srv->kept_rkey = pl->wseg[pl->wchunk[0].first].handle;
-			srv->kept_addr = pl->wseg[pl->wchunk[0].first].offset;
-			srv->kept_conn = cn->s;
-			pthread_mutex_unlock(&srv->mu);
-		}
-		break;
-	}
 	default:
 		break;
 	}
@@ -362,6 +363,7 @@ static void srv_poke(struct rt_srv *srv)
 			break;
 	if (!cn)
 		return;
+	memset(cn->poke_buf, RT_POKE, sizeof(cn->poke_buf));
 	cn->poke_mr = ibv_reg_mr(rr_sconn_conn(cn->s)->pd, cn->poke_buf,
 				 sizeof(cn->poke_buf), 0);
 	if (!cn->poke_mr)

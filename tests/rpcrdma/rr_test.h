@@ -39,14 +39,17 @@ enum rt_op {
 	RT_ECHO = 1,
 	RT_DEFER = 2,        /* answered after delay_ms */
 	RT_DROP = 3,         /* never answered (uiw_rr_drop) */
-	RT_KEEP_RKEY = 4,    /* echo; the Responder keeps the call's first
-				Write chunk segment for a later poke */
 	RT_HOLD = 5,         /* answered when the test releases it */
 	RT_OP_MASK = 0xff,
 	RT_F_DDP = 0x100,    /* reply: data is DDP-eligible */
 	RT_F_COPY = 0x200,   /* reply: data from the Responder's own copy,
 				not from the call's buffer */
+	RT_F_KEEP = 0x400,   /* the Responder keeps the call's first Write
+				chunk segment for a later poke */
 };
+
+/* What a poke writes: 8 octets of it. */
+#define RT_POKE 0xab
 
 struct rt_spec {
 	uint32_t op;
@@ -99,7 +102,7 @@ struct rt_srv {
 	unsigned reply_errors;       /* uiw_rr_reply returned -1 */
 	struct uiw_rr_stats total;   /* of connections that ended */
 	char last_end_why[128];
-	/* RT_KEEP_RKEY */
+	/* RT_F_KEEP */
 	bool kept;
 	uint32_t kept_rkey;
 	uint64_t kept_addr;

@@ -53,3 +53,24 @@ bool rrt_check(const void *p, size_t n, unsigned seed)
 	return true;
 }
 
+
+/* rrt_ulb's rules and uiw_rpcrdma_ulb_nfs()'s in one binding, as a
+ * server of both programs on one listener needs. */
+const struct uiw_rpcrdma_ulb *rrt_ulb_with_nfs(void)
+{
+	static struct uiw_rpcrdma_ddp_rule rules[16];
+	static struct uiw_rpcrdma_ulb u;
+	const struct uiw_rpcrdma_ulb *nfs = uiw_rpcrdma_ulb_nfs();
+	size_t n = rrt_ulb.nrules;
+
+	if (u.rules)
+		return &u;
+	if (n + nfs->nrules > sizeof(rules) / sizeof(rules[0]))
+		return NULL;
+	memcpy(rules, rrt_ulb.rules, n * sizeof(rules[0]));
+	memcpy(rules + n, nfs->rules, nfs->nrules * sizeof(rules[0]));
+	u.nrules = n + nfs->nrules;
+	u.reply_max = rrt_ulb.reply_max;
+	u.rules = rules;
+	return &u;
+}

@@ -7,7 +7,8 @@
 # warm-up calls, and the server's count at its end is the sum of the
 # clients'; the latencies are ordered (min <= median <= p99); bad usage
 # and a missing server give an error and a non-zero status; SIGTERM ends
-# the server, with 143.
+# a client whose call a mute peer never answers within the 2 s of
+# tools/tool_util.h, and the server, with 143.
 #
 # usage: test_rpcping.sh <build-dir> <source-dir>
 set -uo pipefail
@@ -37,7 +38,8 @@ if ! IFS= read -r -t 30 line <&"$sfd" ||
 	fail "the server did not start (first line: '${line:-}')"
 fi
 cat <&"$sfd" >"$tmp/server.out" &
-pids+=("$!")
+drainpid=$!
+pids+=("$drainpid")
 rport=$(sed -n 's/.* rdma port \([0-9]*\).*/\1/p' <<<"$line")
 tport=$(sed -n 's/.* tcp port \([0-9]*\).*/\1/p' <<<"$line")
 uport=$(sed -n 's/.* udp port \([0-9]*\).*/\1/p' <<<"$line")
@@ -156,12 +158,43 @@ for t in rdma tcp; do
 	fi
 done
 
+# ---- a mute peer: SIGTERM during a call no one answers ------------------------
+# The client stops between calls; a call under way ends 2 s after the
+# signal at the latest (tools/tool_util.h), with 128 + 15.
+mute_peer_start mute
+for t in rdma tcp; do
+	opt=-t
+	[ $t = tcp ] || opt=-p
+	"$ping" -c 127.0.0.1 -x $t $opt "$mute_port" -n 10 -T 60 \
+		>"$tmp/mute-$t.out" 2>"$tmp/mute-$t.err" &
+	cpid=$!
+	pids+=("$cpid")
+	if ! wait_line "$mute_fd" "received *" "$tmp/mute.out"; then
+		bad "$t: the client never reached the mute peer"
+		continue
+	fi
+	t0=$EPOCHREALTIME
+	kill -TERM "$cpid"
+	timeout 30 tail -s 0.02 --pid="$cpid" -f /dev/null
+	wait "$cpid"
+	rc=$?
+	ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+	if [ $rc -eq 143 ] && [ $ms -le 3500 ] &&
+		grep "^uiwarp-rpcping: server did not answer within 2 s of SIGTERM; exiting" \
+			"$tmp/mute-$t.err" >/dev/null; then
+		ok "$t: SIGTERM ends a client waiting on a mute peer in $ms ms, status 143"
+	else
+		bad "$t: SIGTERM to a client waiting on a mute peer: status $rc after $ms ms"
+		show "$tmp/mute-$t.out" "$tmp/mute-$t.err"
+	fi
+done
+
 # ---- the server's end -------------------------------------------------------
 kill -TERM "$spid"
 timeout 30 tail -s 0.02 --pid="$spid" -f /dev/null
 wait "$spid"
 rc=$?
-wait
+wait "$drainpid"
 if [ $rc -eq 143 ] && grep -x "uiwarp-rpcping: stopped by SIGTERM" "$tmp/server.err" >/dev/null; then
 	ok "SIGTERM ends the server, status 143"
 else

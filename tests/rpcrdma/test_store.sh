@@ -272,22 +272,9 @@ for t in rdma tcp; do
 done
 
 # ---- a mute peer ---------------------------------------------------------------
-bg_start mute stdout python3 -c '
-import socket, sys
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(8)
-print("listening", s.getsockname()[1], flush=True)
-held = []
-while True:
-    c, _ = s.accept()
-    held.append(c)
-    n = len(c.recv(65536))
-    print("received", n, flush=True)
-'
-mfd=$bgfd
-wait_line "$mfd" "listening *" "$tmp/mute.out" || fail "the mute peer did not start"
-mport=${line##* }
+mute_peer_start mute
+mfd=$mute_fd
+mport=$mute_port
 
 # mute_client <name> <signal or ""> <client args...>: starts the client
 # on the mute peer, waits until the peer has its first octets, then

@@ -5,7 +5,7 @@
  * results (RDMA Read and Write chunks, RFC 8166 §3.4), Long Call and
  * Long Reply (§3.5.3) at sizes up to 16 MiB, AUTH_NONE and AUTH_SYS
  * credentials as the server received them, and the counts on both
- * sides.
+ * sides; and NFSv3 with RFC 8267's binding (uiw_rpcrdma_ulb_nfs).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +38,22 @@ static void done_with(CLIENT *cl)
 	clnt_destroy(cl);
 }
 
+/* A stub's result: NULL (the call failed) is told and fails the test. */
+static void *ok(CLIENT *cl, void *r, const char *what)
+{
+	if (!r)
+		clnt_perror(cl, what);
+	assert_non_null(r);
+	return r;
+}
+
+/* Data that came back: n octets of the pattern seeded by seed. */
+static void assert_data(const char *p, u_int len, size_t n, unsigned seed)
+{
+	assert_int_equal(len, n);
+	assert_true(rrt_check(p, n, seed));
+}
+
 static void count(enum rrt_kind k, unsigned n)
 {
 	if (k == RRT_RDMA || k == RRT_RDMA6)
@@ -57,10 +73,7 @@ static void test_credentials(void **state)
 		rrt_who *w;
 
 		assert_non_null(rrtproc_null_1(NULL, cl));
-		w = rrtproc_whoami_1(NULL, cl);
-		if (!w)
-			clnt_perror(cl, "whoami");
-		assert_non_null(w);
+		w = ok(cl, rrtproc_whoami_1(NULL, cl), "whoami");
 		assert_int_equal(w->flavor, AUTH_NONE);
 		assert_string_equal(w->netid, netids[i]);
 		clnt_freeres(cl, (xdrproc_t)xdr_rrt_who, (char *)w);
@@ -102,14 +115,10 @@ static void echo_sizes(enum rrt_kind k)
 		rrt_echo_res *r;
 
 		rrt_fill(buf, sizes[i], a.seq);
-		r = rrtproc_echo_1(&a, cl);
-		if (!r)
-			clnt_perror(cl, "echo");
-		assert_non_null(r);
+		r = ok(cl, rrtproc_echo_1(&a, cl), "echo");
 		assert_int_equal(r->seq, a.seq);
 		assert_string_equal(r->note, "data as sent");
-		assert_int_equal(r->data.data_len, sizes[i]);
-		assert_true(rrt_check(r->data.data_val, sizes[i], a.seq));
+		assert_data(r->data.data_val, r->data.data_len, sizes[i], a.seq);
 		clnt_freeres(cl, (xdrproc_t)xdr_rrt_echo_res, (char *)r);
 	}
 	count(k, NSIZES);
@@ -151,15 +160,11 @@ static void test_read_rdma(void **state)
 	for (unsigned i = 0; i < NSIZES; i++) {
 		rrt_read_args a = { { sizeof(fh), fh }, 7 * i,
 				    (u_int)sizes[i] };
-		rrt_read_res *r = rrtproc_read_1(&a, cl);
+		rrt_read_res *r = ok(cl, rrtproc_read_1(&a, cl), "read");
 
-		if (!r)
-			clnt_perror(cl, "read");
-		assert_non_null(r);
 		assert_int_equal(r->status, 0);
-		assert_int_equal(r->rrt_read_res_u.ok.data.data_len, sizes[i]);
-		assert_true(rrt_check(r->rrt_read_res_u.ok.data.data_val,
-				      sizes[i], 7 * i));
+		assert_data(r->rrt_read_res_u.ok.data.data_val,
+			    r->rrt_read_res_u.ok.data.data_len, sizes[i], 7 * i);
 		clnt_freeres(cl, (xdrproc_t)xdr_rrt_read_res, (char *)r);
 	}
 	count(RRT_RDMA, NSIZES);
@@ -184,13 +189,9 @@ static void blob_sizes(enum rrt_kind k)
 		rrt_blob *r;
 
 		rrt_fill(buf, in, (unsigned)out);
-		r = rrtproc_blob_1(&a, cl);
-		if (!r)
-			clnt_perror(cl, "blob");
-		assert_non_null(r);
+		r = ok(cl, rrtproc_blob_1(&a, cl), "blob");
 		assert_int_equal(r->reply_len, in);
-		assert_int_equal(r->b.b_len, out);
-		assert_true(rrt_check(r->b.b_val, out, (unsigned)in));
+		assert_data(r->b.b_val, r->b.b_len, out, (unsigned)in);
 		clnt_freeres(cl, (xdrproc_t)xdr_rrt_blob, (char *)r);
 	}
 	count(k, NSIZES);
@@ -213,6 +214,93 @@ static void test_blob_tcp(void **state)
 {
 	(void)state;
 	blob_sizes(RRT_TCP);
+}
+
+/* NFSv3 with RFC 8267's binding on both ends (the server's combined
+ * with its other program's): WRITE's data by Read chunk, READ's data
+ * by a Write chunk sized by its count, SYMLINK's and READLINK's paths
+ * likewise; what was written reads back. */
+static void test_nfs3(void **state)
+{
+	static const size_t lens[] = { 100, 1024, 70001, (1u << 20) + 2,
+				       RRT_MAX };
+	struct uiw_rpcrdma_opts o;
+	struct uiw_rpcrdma_stats before, after;
+	char fh[] = "nfs3-file-handle", name[] = "link";
+	char *path = malloc(3001);
+	uint8_t *buf = malloc(RRT_MAX);
+	unsigned calls = 0, ddp_w = 0, ddp_r = 0;
+	CLIENT *cl;
+
+	(void)state;
+	assert_non_null(path);
+	assert_non_null(buf);
+	uiw_rpcrdma_opts_init(&o, false);
+	o.ulb = uiw_rpcrdma_ulb_nfs();
+	cl = uiw_rpcrdma_clnt_create("127.0.0.1", srv.ready.rdma_port,
+				     NFS_PROGRAM, NFS_V3, &o);
+	assert_non_null(cl);
+	assert_true(uiw_rpcrdma_clnt_stats(cl, &before));
+	for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		WRITE3args w = { .file = { { sizeof(fh), fh } },
+				 .offset = 0, .count = (count3)lens[i],
+				 .stable = FILE_SYNC,
+				 .data = { (u_int)lens[i], (char *)buf } };
+		READ3args ra = { { { sizeof(fh), fh } }, 0, (count3)lens[i] };
+		WRITE3res *wr;
+		READ3res *rr;
+
+		rrt_fill(buf, lens[i], i + 40);
+		wr = ok(cl, nfsproc3_write_3(&w, cl), "write");
+		assert_int_equal(wr->status, 0);
+		assert_int_equal(wr->WRITE3res_u.resok.count, lens[i]);
+		assert_memory_equal(wr->WRITE3res_u.resok.verf, "uiwarp!!", 8);
+		clnt_freeres(cl, (xdrproc_t)xdr_WRITE3res, (char *)wr);
+		rr = ok(cl, nfsproc3_read_3(&ra, cl), "read");
+		assert_int_equal(rr->status, 0);
+		assert_data(rr->READ3res_u.resok.data.data_val,
+			    rr->READ3res_u.resok.data.data_len, lens[i], i + 40);
+		clnt_freeres(cl, (xdrproc_t)xdr_READ3res, (char *)rr);
+		calls += 2;
+		/* the transport may send a reduced item inline when the
+		 * whole call fits (RFC 8166 §3.5.1): only those beyond the
+		 * inline threshold must go by Read chunk */
+		ddp_w += lens[i] > 4096;
+		ddp_r += lens[i] >= 1024;
+	}
+	memset(path, 'p', 3000);
+	path[3000] = 0;
+	{
+		SYMLINK3args sa;
+		READLINK3args la = { { { sizeof(fh), fh } } };
+		SYMLINK3res *sr;
+		READLINK3res *lr;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.where.dir.data.data_len = sizeof(fh);
+		sa.where.dir.data.data_val = fh;
+		sa.where.name = name;
+		sa.symlink.symlink_data = path;
+		sr = nfsproc3_symlink_3(&sa, cl);
+		assert_non_null(sr);
+		assert_int_equal(sr->status, 0);
+		clnt_freeres(cl, (xdrproc_t)xdr_SYMLINK3res, (char *)sr);
+		lr = nfsproc3_readlink_3(&la, cl);
+		assert_non_null(lr);
+		assert_int_equal(lr->status, 0);
+		assert_string_equal(lr->READLINK3res_u.resok.data, path);
+		clnt_freeres(cl, (xdrproc_t)xdr_READLINK3res, (char *)lr);
+		calls += 2;
+		ddp_r++;        /* READLINK's Write chunk */
+	}
+	assert_true(uiw_rpcrdma_clnt_stats(cl, &after));
+	assert_int_equal(after.calls - before.calls, calls);
+	assert_true(after.read_chunks - before.read_chunks >= ddp_w);
+	assert_int_equal(after.write_chunks - before.write_chunks, ddp_r);
+	count(RRT_RDMA, calls);
+	clnt_destroy(cl);
+	free(path);
+	free(buf);
 }
 
 /* clnt_control's requests, as clnt_vc answers them. */
@@ -265,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_read_rdma),
 		cmocka_unit_test(test_blob_rdma),
 		cmocka_unit_test(test_blob_tcp),
+		cmocka_unit_test(test_nfs3),
 		cmocka_unit_test(test_control),
 	};
 

@@ -20,8 +20,12 @@
 #include "rrtest.h"
 #include "tirpc_util.h"
 
-enum { NFS_PROG = 100003, NFS_V3 = 3 };
-enum { P_READLINK = 5, P_READ = 6, P_WRITE = 7, P_SYMLINK = 10 };
+/* nfs3sub.x's program is NFS's (RFC 1813) */
+#define NFS_PROG NFS_PROGRAM
+#define P_READLINK NFSPROC3_READLINK
+#define P_READ NFSPROC3_READ
+#define P_WRITE NFSPROC3_WRITE
+#define P_SYMLINK NFSPROC3_SYMLINK
 
 static uint8_t *pattern(size_t n, unsigned seed)
 {

@@ -1,6 +1,8 @@
 /*
  * The server of the libtirpc tests: rrtest.x's program, through
- * rpcgen's own skeleton (rrt_prog_1), on RPC-over-RDMA SVCXPRTs (on
+ * rpcgen's own skeleton (rrt_prog_1), and NFSv3's READ, WRITE,
+ * SYMLINK and READLINK (nfs3sub.x, nfs_program_3), on RPC-over-RDMA
+ * SVCXPRTs (on
  * 127.0.0.1 and ::1) and on TCP and UDP ones, all served by one
  * svc_run.  It tells its ports
  * on descriptor 3 once it serves; SIGTERM or SIGINT make it leave
@@ -16,6 +18,7 @@
 #include <rpc/svc_auth.h>
 #include <rpc/svc_mt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,7 @@
 #include "tirpc_util.h"
 
 void rrt_prog_1(struct svc_req *rqstp, SVCXPRT *transp);
+void nfs_program_3(struct svc_req *rqstp, SVCXPRT *transp);
 
 /* ---- the program ------------------------------------------------------- */
 
@@ -120,6 +124,86 @@ rrt_who *rrtproc_whoami_1_svc(void *arg, struct svc_req *rq)
 	/* svc_getrpccaller must name the peer, on every transport */
 	if (!svc_getrpccaller(rq->rq_xprt)->len)
 		r.flavor = -1;
+	return &r;
+}
+
+/* ---- NFSv3's READ, WRITE, SYMLINK, READLINK, on one file in memory ---- */
+
+enum { NFS3ERR_FBIG = 27, NFS3ERR_INVAL = 22 };
+
+static uint8_t *nfs_file;
+static size_t nfs_size;
+static char *nfs_link;
+
+void *nfsproc3_null_3_svc(void *arg, struct svc_req *rq)
+{
+	return rrtproc_null_1_svc(arg, rq);
+}
+
+WRITE3res *nfsproc3_write_3_svc(WRITE3args *a, struct svc_req *rq)
+{
+	static WRITE3res r;
+
+	(void)rq;
+	memset(&r, 0, sizeof(r));
+	if (!nfs_file)
+		nfs_file = malloc(RRT_MAX);
+	if (!nfs_file || a->offset > RRT_MAX ||
+	    a->data.data_len > RRT_MAX - a->offset ||
+	    a->count != a->data.data_len) {
+		r.status = NFS3ERR_FBIG;
+		return &r;
+	}
+	memcpy(nfs_file + a->offset, a->data.data_val, a->data.data_len);
+	if (a->offset + a->data.data_len > nfs_size)
+		nfs_size = a->offset + a->data.data_len;
+	r.WRITE3res_u.resok.count = a->data.data_len;
+	r.WRITE3res_u.resok.committed = FILE_SYNC;
+	memcpy(r.WRITE3res_u.resok.verf, "uiwarp!!", 8);
+	return &r;
+}
+
+READ3res *nfsproc3_read_3_svc(READ3args *a, struct svc_req *rq)
+{
+	static READ3res r;
+	READ3resok *ok = &r.READ3res_u.resok;
+
+	(void)rq;
+	memset(&r, 0, sizeof(r));
+	if (a->offset > nfs_size) {
+		r.status = NFS3ERR_INVAL;
+		return &r;
+	}
+	ok->count = (count3)(nfs_size - a->offset < a->count ?
+			     nfs_size - a->offset : a->count);
+	ok->eof = a->offset + ok->count == nfs_size;
+	ok->data.data_len = ok->count;
+	ok->data.data_val = (char *)nfs_file + a->offset;
+	return &r;
+}
+
+SYMLINK3res *nfsproc3_symlink_3_svc(SYMLINK3args *a, struct svc_req *rq)
+{
+	static SYMLINK3res r;
+
+	(void)rq;
+	memset(&r, 0, sizeof(r));
+	free(nfs_link);
+	nfs_link = strdup(a->symlink.symlink_data);
+	if (!nfs_link)
+		r.status = NFS3ERR_INVAL;
+	return &r;
+}
+
+READLINK3res *nfsproc3_readlink_3_svc(READLINK3args *a, struct svc_req *rq)
+{
+	static READLINK3res r;
+	static char none[] = "";
+
+	(void)a;
+	(void)rq;
+	memset(&r, 0, sizeof(r));
+	r.READLINK3res_u.resok.data = nfs_link ? nfs_link : none;
 	return &r;
 }
 
@@ -225,6 +309,7 @@ static SVCXPRT *rdma_xprt(const char *addr, const struct uiw_rpcrdma_opts *o,
 		return NULL;
 	}
 	if (!svc_reg(x, RRT_PROG, RRT_V1, rrt_prog_1, NULL) ||
+	    !svc_reg(x, NFS_PROGRAM, NFS_V3, nfs_program_3, NULL) ||
 	    strcmp(x->xp_netid, netid) || !x->xp_ltaddr.len) {
 		fprintf(stderr, "tirpc_server: %s: svc_reg failed or netid "
 			"%s\n", addr, x->xp_netid);
@@ -256,7 +341,7 @@ int main(void)
 	xprt_register(&exit_x);
 
 	uiw_rpcrdma_opts_init(&o, true);
-	o.ulb = &rrt_ulb;
+	o.ulb = rrt_ulb_with_nfs();
 	rdma = rdma_xprt("127.0.0.1", &o, "rdma", ready.rdma_port);
 	rdma6 = rdma_xprt("::1", &o, "rdma6", ready.rdma6_port);
 	if (!rdma || !rdma6)

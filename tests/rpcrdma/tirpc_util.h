@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <uiwarp/rpcrdma.h>
 
+#include "nfs3sub.h"
 #include "rrtest.h"
 
 #define RRT_MAX (16u << 20)
@@ -21,6 +22,8 @@
  * count asked), nothing of BLOB: so ECHO and READ move by RDMA Read
  * and Write, BLOB as Long Call and Long Reply. */
 extern const struct uiw_rpcrdma_ulb rrt_ulb;
+/* rrt_ulb and RFC 8267's NFSv3 binding together (the server's). */
+const struct uiw_rpcrdma_ulb *rrt_ulb_with_nfs(void);
 
 void rrt_fill(void *p, size_t n, unsigned seed);
 bool rrt_check(const void *p, size_t n, unsigned seed);

@@ -1,0 +1,580 @@
+/*
+ * Connections of the transport over 127.0.0.1: several Requesters on
+ * one listener; many calls from several threads within the credits a
+ * Responder grants (RFC 8166 §3.3.1), also when it grants few; a
+ * Requester that goes away mid-call (the Responder frees what it held
+ * and serves the others); a Responder that goes away; timeouts (late
+ * replies dropped, credits kept right); RFC 8797 private data on and
+ * off; remote invalidation on and off, and the STag dead after every
+ * call either way.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rr_test.h"
+
+static void call_ok(struct uiw_rr_clnt *c, uint32_t xid,
+		    const struct rt_spec *sp)
+{
+	char why[256];
+
+	if (rt_call(c, xid, sp, why, sizeof(why)) != UIW_RR_OK)
+		fail_msg("xid %08x n %zu op 0x%x: %s", xid, sp->n, sp->op, why);
+}
+
+static struct uiw_rr_opts opts(void)
+{
+	struct uiw_rr_opts o;
+
+	uiw_rr_opts_init(&o);
+	return o;
+}
+
+/* ---- Many calls, many threads ------------------------------------------ */
+
+struct worker {
+	pthread_t th;
+	struct uiw_rr_clnt *c;      /* shared, or NULL: connect its own */
+	struct rt_srv *srv;
+	unsigned id, calls, ok;
+	uint32_t delay;
+	char why[256];
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct uiw_rr_clnt *c = w->c ? w->c : rt_connect(w->srv, NULL);
+	unsigned i;
+
+	if (!c) {
+		snprintf(w->why, sizeof(w->why), "cannot connect");
+		return NULL;
+	}
+	for (i = 0; i < w->calls; i++) {
+		/* inline calls, and every eighth a Read and a Write chunk */
+		struct rt_spec sp = { .op = (w->delay ? RT_DEFER : RT_ECHO),
+				      .n = i % 8 == 7 ? 65536 + i : i % 100,
+				      .delay_ms = w->delay };
+
+		if (i % 8 == 7) {
+			sp.op |= RT_F_DDP;
+			sp.data_ddp = sp.wchunk = true;
+			sp.wlen = sp.n;
+		}
+		if (rt_call(c, w->id << 20 | i, &sp, w->why,
+			    sizeof(w->why)) != UIW_RR_OK)
+			break;
+		w->ok++;
+	}
+	if (!w->c)
+		uiw_rr_clnt_close(c);
+	return NULL;
+}
+
+static void run_workers(struct worker *w, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&w[i].th, NULL, work, &w[i]), 0);
+	for (i = 0; i < n; i++) {
+		pthread_join(w[i].th, NULL);
+		if (w[i].ok != w[i].calls)
+			fail_msg("worker %u: %u of %u calls: %s", i, w[i].ok,
+				 w[i].calls, w[i].why);
+	}
+}
+
+static void several_clients(void **state)
+{
+	struct rt_srv srv;
+	struct worker w[4];
+	unsigned i;
+
+	(void)state;
+	rt_srv_start(&srv, NULL);
+	for (i = 0; i < 4; i++)
+		w[i] = (struct worker){ .srv = &srv, .id = i + 1, .calls = 150 };
+	run_workers(w, 4);
+	assert_true(rt_srv_wait(&srv, &srv.ended, 4));
+	assert_int_equal(srv.accepted, 4);
+	assert_int_equal(srv.calls, 600);
+	assert_int_equal(srv.bad_calls, 0);
+	assert_int_equal(srv.total.calls, 600);
+	assert_int_equal(srv.total.replies, 600);
+	rt_srv_stop(&srv);
+}
+
+/* Threads share one Requester; the Responder holds each call a little
+ * so that they pile up; never more at once than granted. */
+static void threads_credits(unsigned srv_credits, unsigned nthreads)
+{
+	struct uiw_rr_opts so = opts();
+	struct rr_clnt_credits cr;
+	struct uiw_rr_stats st;
+	struct rt_srv srv;
+	struct worker w[8];
+	struct uiw_rr_clnt *c;
+	unsigned i;
+
+	so.credits = srv_credits;
+	rt_srv_start(&srv, &so);
+	c = rt_connect(&srv, NULL);
+	assert_non_null(c);
+	for (i = 0; i < nthreads; i++)
+		w[i] = (struct worker){ .c = c, .srv = &srv, .id = i + 1,
+					.calls = 60, .delay = 1 };
+	run_workers(w, nthreads);
+	rr_clnt_credits(c, &cr);
+	uiw_rr_clnt_stats(c, &st);
+	/* §3.3.1: never more unacknowledged calls than granted (the
+	 * Responder grants what it has posted: its credits) */
+	assert_int_equal(cr.over_grant, 0);
+	assert_true(cr.peak <= srv_credits);
+	assert_true(srv.max_held <= srv_credits);
+	assert_true(cr.peak > 1);          /* the calls did overlap */
+	assert_int_equal(cr.grant, srv_credits);
+	assert_int_equal(cr.outstanding, 0);
+	if (srv_credits < nthreads)
+		assert_true(st.credit_waits > 0);
+	assert_int_equal(st.calls, nthreads * 60);
+	uiw_rr_clnt_close(c);
+	rt_srv_stop(&srv);
+}
+
+static void threads_default_credits(void **state)
+{
+	(void)state;
+	threads_credits(64, 8);
+}
+
+static void threads_few_credits(void **state)
+{
+	(void)state;
+	threads_credits(2, 8);
+}
+
+/* ---- Ends -------------------------------------------------------------- */
+
+struct pending {
+	pthread_t th;
+	struct uiw_rr_clnt *c;
+	struct rt_spec sp;
+	enum uiw_rr_status st;
+	uint64_t done_ms;
+};
+
+/* A call whose Requester is closed under it: no uiw_rr_call_done
+ * afterwards (the Requester is gone). */
+static void *pending_call(void *arg)
+{
+	struct pending *p = arg;
+	uint8_t head[24] = { 0 };
+	struct uiw_rr_iov iov = { head, sizeof(head), false };
+	struct uiw_rr_call call = { .iov = &iov, .niov = 1,
+				    .reply_max = 64 };
+
+	rt_put32(head, 0x7777);
+	rt_put32(head + 4, p->sp.op);
+	uiw_rr_call(p->c, &call);
+	p->st = call.status;
+	p->done_ms = rr_now_ms();
+	return NULL;
+}
+
+static void disconnect_mid_call(void **state)
+{
+	struct rt_spec sp = { .op = RT_ECHO, .n = 10 };
+	struct pending p = { .sp = { .op = RT_HOLD } };
+	struct uiw_rr_clnt *other;
+	struct rt_srv srv;
+	uint64_t t0;
+
+	(void)state;
+	rt_srv_start(&srv, NULL);
+	other = rt_connect(&srv, NULL);
+	p.c = rt_connect(&srv, NULL);
+	assert_non_null(other);
+	assert_non_null(p.c);
+	assert_int_equal(pthread_create(&p.th, NULL, pending_call, &p), 0);
+	assert_true(rt_srv_wait(&srv, &srv.calls, 1));
+	/* closing completes the call at once with DISCONNECTED */
+	t0 = rr_now_ms();
+	uiw_rr_clnt_close(p.c);
+	pthread_join(p.th, NULL);
+	assert_int_equal(p.st, UIW_RR_DISCONNECTED);
+	assert_true(p.done_ms - t0 < 2000);
+	/* the Responder sees the connection end and frees what it held */
+	assert_true(rt_srv_wait(&srv, &srv.ended, 1));
+	pthread_mutex_lock(&srv.mu);
+	assert_int_equal(srv.held_now, 0);
+	pthread_mutex_unlock(&srv.mu);
+	/* and serves the others */
+	call_ok(other, 1, &sp);
+	sp = (struct rt_spec){ .op = RT_ECHO | RT_F_DDP, .n = 1 << 20,
+			       .data_ddp = true, .wchunk = true,
+			       .wlen = 1 << 20 };
+	call_ok(other, 2, &sp);
+	uiw_rr_clnt_close(other);
+	rt_srv_stop(&srv);
+}
+
+/* A big call made from a thread, left without uiw_rr_call_done. */
+struct big_call {
+	pthread_t th;
+	struct uiw_rr_clnt *c;
+	struct uiw_rr_iov iov[3];
+	struct uiw_rr_call call;
+};
+
+static void *big_call_run(void *arg)
+{
+	struct big_call *b = arg;
+
+	uiw_rr_call(b->c, &b->call);
+	return NULL;
+}
+
+/* A Requester gone while its 16 MiB Read chunk is being read. */
+static void disconnect_during_read(void **state)
+{
+	struct rt_spec small = { .op = RT_ECHO, .n = 100 };
+	struct rt_srv srv;
+	struct uiw_rr_clnt *other;
+	uint8_t *big = malloc(16u << 20);
+	unsigned k;
+
+	(void)state;
+	assert_non_null(big);
+	rt_srv_start(&srv, NULL);
+	other = rt_connect(&srv, NULL);
+	assert_non_null(other);
+	for (k = 0; k < 3; k++) {
+		uint8_t head[20] = { 0 }, tail[4] = { 0 };
+		struct big_call b = { .iov = {
+			{ head, 20, false }, { big, 16u << 20, true },
+			{ tail, 4, false } } };
+		struct rr_clnt_credits cr;
+		uint64_t end = rr_now_ms() + RT_WAIT_MS;
+
+		b.call.iov = b.iov;
+		b.call.niov = 3;
+		b.call.reply_max = 64;
+		rt_put32(head, 0x8000 + k);
+		rt_put32(head + 4, RT_HOLD);
+		rt_put32(head + 16, 16u << 20);
+		rt_fill(big, 16u << 20, 0x8000 + k);
+		b.c = rt_connect(&srv, NULL);
+		assert_non_null(b.c);
+		assert_int_equal(pthread_create(&b.th, NULL, big_call_run, &b),
+				 0);
+		/* once the call is on its way, the Requester goes */
+		do {
+			rr_clnt_credits(b.c, &cr);
+			sched_yield();
+		} while (!cr.outstanding && rr_now_ms() < end);
+		assert_int_equal(cr.outstanding, 1);
+		uiw_rr_clnt_close(b.c);
+		pthread_join(b.th, NULL);
+		assert_int_equal(b.call.status, UIW_RR_DISCONNECTED);
+		call_ok(other, 100 + k, &small);
+	}
+	free(big);
+	/* every one of them ended at the Responder, holding nothing */
+	assert_true(rt_srv_wait(&srv, &srv.ended, 3));
+	pthread_mutex_lock(&srv.mu);
+	assert_int_equal(srv.held_now, 0);
+	pthread_mutex_unlock(&srv.mu);
+	call_ok(other, 200, &small);
+	uiw_rr_clnt_close(other);
+	rt_srv_stop(&srv);
+}
+
+static void responder_goes_away(void **state)
+{
+	struct pending p = { .sp = { .op = RT_HOLD } };
+	struct rt_srv srv;
+	uint64_t t0;
+
+	(void)state;
+	rt_srv_start(&srv, NULL);
+	p.c = rt_connect(&srv, NULL);
+	assert_non_null(p.c);
+	assert_int_equal(pthread_create(&p.th, NULL, pending_call, &p), 0);
+	assert_true(rt_srv_wait(&srv, &srv.calls, 1));
+	t0 = rr_now_ms();
+	rt_srv_stop(&srv);
+	pthread_join(p.th, NULL);
+	assert_int_equal(p.st, UIW_RR_DISCONNECTED);
+	assert_true(p.done_ms - t0 < 5000);
+	uiw_rr_clnt_close(p.c);
+}
+
+/* ---- Timeouts ---------------------------------------------------------- */
+
+static void timeout_late_reply(void **state)
+{
+	struct rt_spec late = { .op = RT_DEFER, .delay_ms = 500,
+				.timeout_ms = 100, .n = 20000 };
+	struct rt_spec sp = { .op = RT_ECHO, .n = 30 };
+	struct rr_clnt_credits cr;
+	struct uiw_rr_stats st;
+	struct rt_srv srv;
+	struct uiw_rr_clnt *c;
+	char why[256];
+	uint64_t t0;
+
+	(void)state;
+	rt_srv_start(&srv, NULL);
+	c = rt_connect(&srv, NULL);
+	assert_non_null(c);
+	call_ok(c, 1, &sp);
+	/* its reply (20 KiB) comes in the Reply chunk, after the call
+	 * has given up: the chunk is still ours then */
+	t0 = rr_now_ms();
+	assert_int_equal(rt_call(c, 2, &late, why, sizeof(why)),
+			 UIW_RR_TIMEDOUT);
+	assert_true(rr_now_ms() - t0 >= 100);
+	assert_true(rr_now_ms() - t0 < 450);
+	rr_clnt_credits(c, &cr);
+	assert_int_equal(cr.zombies, 1);      /* it keeps its credit */
+	assert_int_equal(cr.outstanding, 1);
+	/* the Responder answers late; the next call finds that reply,
+	 * drops it, and gets its own */
+	assert_true(rt_srv_wait(&srv, &srv.deferred_done, 1));
+	call_ok(c, 3, &sp);
+	uiw_rr_clnt_stats(c, &st);
+	assert_int_equal(st.dropped, 1);
+	rr_clnt_credits(c, &cr);
+	assert_int_equal(cr.zombies, 0);
+	assert_int_equal(cr.outstanding, 0);
+	assert_int_equal(srv.reply_errors, 0);
+	assert_int_equal(srv.ended, 0);       /* the connection lives on */
+	uiw_rr_clnt_close(c);
+	rt_srv_stop(&srv);
+}
+
+/* Calls the Responder drops: they time out; with every credit held by
+ * them the oldest is forgotten, so that calls go on. */
+static void timeout_dropped_calls(void **state)
+{
+	struct uiw_rr_opts so = opts();
+	struct rt_spec drop = { .op = RT_DROP, .timeout_ms = 100 };
+	struct rt_spec sp = { .op = RT_ECHO, .n = 7 };
+	struct rr_clnt_credits cr;
+	struct rt_srv srv;
+	struct uiw_rr_clnt *c;
+	char why[256];
+	unsigned i;
+
+	(void)state;
+	so.credits = 2;
+	rt_srv_start(&srv, &so);
+	c = rt_connect(&srv, NULL);
+	assert_non_null(c);
+	call_ok(c, 1, &sp);             /* the grant: 2 */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(rt_call(c, 10 + i, &drop, why, sizeof(why)),
+				 UIW_RR_TIMEDOUT);
+	call_ok(c, 20, &sp);
+	rr_clnt_credits(c, &cr);
+	assert_true(cr.zombies <= 2);
+	assert_int_equal(cr.over_grant, 0);
+	assert_int_equal(srv.drops, 4);
+	uiw_rr_clnt_close(c);
+	rt_srv_stop(&srv);
+}
+
+/* ---- RFC 8797 ---------------------------------------------------------- */
+
+static void private_data(bool clnt_pd, bool srv_pd, uint32_t csend,
+			 uint32_t crecv, uint32_t want_send, uint32_t want_recv)
+{
+	struct uiw_rr_opts so = opts(), co = opts();
+	struct rt_srv srv;
+	struct uiw_rr_clnt *c;
+	uint32_t st, rt;
+	bool inv;
+	unsigned n;
+
+	so.private_data = srv_pd;
+	co.private_data = clnt_pd;
+	co.inline_send = csend;
+	co.inline_recv = crecv;
+	rt_srv_start(&srv, &so);
+	c = rt_connect(&srv, &co);
+	assert_non_null(c);
+	uiw_rr_clnt_params(c, &st, &rt, &inv);
+	assert_int_equal(st, want_send);
+	assert_int_equal(rt, want_recv);
+	assert_int_equal(inv, clnt_pd && srv_pd);
+	/* every size around the thresholds goes through */
+	for (n = 900; n < 1200; n += 7) {
+		struct rt_spec sp = { .op = RT_ECHO, .n = n, .trailer = 1 };
+
+		call_ok(c, n, &sp);
+		sp.data_ddp = true;
+		sp.op |= RT_F_DDP;
+		call_ok(c, 0x10000 + n, &sp);
+	}
+	uiw_rr_clnt_close(c);
+	rt_srv_stop(&srv);
+}
+
+static void private_data_on_off(void **state)
+{
+	(void)state;
+	/* RFC 8166 §3.3.3: 1024 without it, either way */
+	private_data(false, true, 4096, 4096, 1024, 1024);
+	private_data(true, false, 4096, 4096, 1024, 1024);
+	private_data(false, false, 4096, 4096, 1024, 1024);
+	/* RFC 8797 §4.2: the smaller of own send and peer's receive */
+	private_data(true, true, 8192, 2048, 4096, 2048);
+	private_data(true, true, 1024, 1024, 1024, 1024);
+}
+
+/* ---- Remote invalidation ----------------------------------------------- */
+
+/* A call with a Write chunk of the caller's buf, from a thread. */
+struct wcall {
+	pthread_t th;
+	struct uiw_rr_clnt *c;
+	uint32_t xid, op;
+	uint8_t head[20], tail[4], data[3000], *buf;
+	struct uiw_rr_iov iov[3];
+	struct uiw_rr_call call;
+	int ret;
+};
+
+static void *wcall_run(void *arg)
+{
+	struct wcall *w = arg;
+
+	rt_put32(w->head, w->xid);
+	rt_put32(w->head + 4, w->op);
+	rt_put32(w->head + 16, sizeof(w->data));
+	rt_fill(w->data, sizeof(w->data), w->xid);
+	memset(w->tail, 0, sizeof(w->tail));
+	w->iov[0] = (struct uiw_rr_iov){ w->head, 20, false };
+	w->iov[1] = (struct uiw_rr_iov){ w->data, sizeof(w->data), true };
+	w->iov[2] = (struct uiw_rr_iov){ w->tail, 4, false };
+	memset(&w->call, 0, sizeof(w->call));
+	w->call.iov = w->iov;
+	w->call.niov = 3;
+	w->call.wt[0] = (struct uiw_rr_wtarget){ w->buf, sizeof(w->data) };
+	w->call.nwt = 1;
+	w->call.reply_max = 64;
+	w->ret = uiw_rr_call(w->c, &w->call);
+	return NULL;
+}
+
+static bool poked(const uint8_t *p)
+{
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		if (p[i] != RT_POKE)
+			return false;
+	return true;
+}
+
+static void poke(struct rt_srv *srv)
+{
+	pthread_mutex_lock(&srv->mu);
+	srv->kept = false;
+	srv->poke = true;
+	srv->poked = false;
+	pthread_mutex_unlock(&srv->mu);
+	rt_srv_kick(srv);
+}
+
+static void remote_inv(bool clnt_inv, bool srv_inv)
+{
+	struct uiw_rr_opts so = opts(), co = opts();
+	struct wcall w = { .xid = 1, .op = RT_HOLD | RT_F_DDP | RT_F_KEEP };
+	struct rt_spec sp = { .op = RT_ECHO };
+	struct uiw_rr_stats cs;
+	struct rt_srv srv;
+	uint8_t buf[3000];
+	uint64_t end = rr_now_ms() + RT_WAIT_MS;
+	char why[256];
+	bool inv;
+
+	so.remote_inv = srv_inv;
+	co.remote_inv = clnt_inv;
+	rt_srv_start(&srv, &so);
+	w.c = rt_connect(&srv, &co);
+	assert_non_null(w.c);
+	uiw_rr_clnt_params(w.c, NULL, NULL, &inv);
+	assert_int_equal(inv, clnt_inv && srv_inv);
+	memset(buf, 0xee, sizeof(buf));
+	w.buf = buf;
+	/* while the call is held, its Write chunk takes a poke: the way
+	 * of poking works */
+	assert_int_equal(pthread_create(&w.th, NULL, wcall_run, &w), 0);
+	assert_true(rt_srv_wait(&srv, &srv.calls, 1));
+	poke(&srv);
+	while (!poked(buf) && rr_now_ms() < end)
+		sched_yield();
+	assert_true(poked(buf));
+	pthread_mutex_lock(&srv.mu);
+	srv.release = 1;
+	pthread_mutex_unlock(&srv.mu);
+	rt_srv_kick(&srv);
+	pthread_join(w.th, NULL);
+	assert_int_equal(w.ret, 0);
+	assert_int_equal(w.call.wlen[0], sizeof(buf));
+	assert_int_equal(rt_check(buf, sizeof(buf), 1), sizeof(buf));
+	uiw_rr_call_done(w.c, &w.call);
+	uiw_rr_clnt_stats(w.c, &cs);
+	assert_int_equal(cs.remote_invalidations, clnt_inv && srv_inv);
+	/* RFC 8166 §4.4.1: the call has returned, its STag is dead
+	 * (invalidated by the Responder's Send, or deregistered): the
+	 * same RDMA Write fails now, ends the connection and leaves the
+	 * caller's memory alone */
+	poke(&srv);
+	assert_true(rt_srv_wait(&srv, &srv.ended, 1));
+	assert_true(srv.poked);
+	assert_int_equal(rt_check(buf, sizeof(buf), 1), sizeof(buf));
+	assert_int_equal(srv.total.remote_invalidations, clnt_inv && srv_inv);
+	assert_int_equal(rt_call(w.c, 2, &sp, why, sizeof(why)),
+			 UIW_RR_DISCONNECTED);
+	uiw_rr_clnt_close(w.c);
+	rt_srv_stop(&srv);
+}
+
+static void remote_invalidation(void **state)
+{
+	(void)state;
+	remote_inv(true, true);
+	remote_inv(false, true);
+	remote_inv(true, false);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(several_clients),
+		cmocka_unit_test(threads_default_credits),
+		cmocka_unit_test(threads_few_credits),
+		cmocka_unit_test(disconnect_mid_call),
+		cmocka_unit_test(disconnect_during_read),
+		cmocka_unit_test(responder_goes_away),
+		cmocka_unit_test(timeout_late_reply),
+		cmocka_unit_test(timeout_dropped_calls),
+		cmocka_unit_test(private_data_on_off),
+		cmocka_unit_test(remote_invalidation),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
