@@ -612,10 +612,10 @@ static int expect(struct uiw_rr_clnt *c, enum rdma_cm_event_type want,
 }
 
 /* The address resolved, in attempts of RR_RESOLVE_TRY_MS until the
- * deadline.  Linux 6.1's rdma_cm (drivers/infiniband/core/addr.c)
- * answers for a neighbour not yet in the ARP cache when the ARP
- * reply's netevent wakes the request, or else when the timeout given
- * expires; in a QEMU guest on virtio_net with siw the wake-up did not
+ * deadline (never 0 here).  Linux 6.1's rdma_cm
+ * (drivers/infiniband/core/addr.c) answers for a neighbour not yet in
+ * the ARP cache when the ARP reply's netevent wakes the request, or
+ * else when the timeout given expires; in a QEMU guest on virtio_net with siw the wake-up did not
  * come, so a first connection there resolved only at that timeout
  * (and with the whole connection's time as the timeout, failed).
  * Short attempts keep that wait short; an attempt that timed out is
@@ -690,7 +690,8 @@ struct uiw_rr_clnt *uiw_rr_clnt_connect(const struct sockaddr *sa,
 		rr_msg(err, errlen, "rdma_create_id: %s", strerror(errno));
 		goto fail;
 	}
-	if (resolve_addr(c, sa, deadline, err, errlen) ||
+	if (resolve_addr(c, sa, deadline ? deadline : rr_now_ms() + tmo, err,
+			 errlen) ||
 	    rdma_resolve_route(c->k.id, (int)tmo) ||
 	    expect(c, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, err, errlen)) {
 		if (!err || !err[0])
