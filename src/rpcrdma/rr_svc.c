@@ -252,9 +252,16 @@ static int post_send(struct uiw_rr_sconn *s, struct rr_buf *sb, size_t len,
 	struct ibv_send_wr *w;
 	struct rr_wr send;
 
+	/* The verbs API puts the STag to invalidate in invalidate_rkey;
+	 * rdma-core 44 behaviour: the siw provider (libsiw's
+	 * push_send_wqe) takes it from wr.rdma.rkey for every opcode and
+	 * would send Send With Invalidate of STag 0, which the Requester
+	 * must refuse with a Terminate (RFC 5040 §7.2).  Both fields
+	 * carry it; other providers read wr.rdma only for RDMA and
+	 * atomic operations. */
 	rr_wr_init(&send, inv ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
 		   rr_wr_id(sb, RR_WR_SEND), sb->base, (uint32_t)len, sb->lkey,
-		   0, 0, true);
+		   0, inv ? rkey : 0, true);
 	send.wr.invalidate_rkey = inv ? rkey : 0;
 	if (first) {
 		for (w = first; w->next; w = w->next)

@@ -13,6 +13,8 @@
 #   libuiwarp-rpcrdma sends a call inline whenever it fits), everything
 #   else in inline Sends only (no chunk of any kind); over tcp no RDMA
 #   counts at all;
+# - --no-private-data (RFC 8797 §5.1): 1024-octet inline messages, so a
+#   put of 1024 octets by RDMA Read, a get of 1023 in a Reply chunk;
 # - ls of 300 objects (two LIST replies, the first one larger than the
 #   inline threshold: a Reply chunk over rdma) alike over both, stat, rm;
 # - the server's counts on SIGUSR1 (its RDMA Reads and Writes);
@@ -239,6 +241,27 @@ for t in rdma tcp; do
 		bad "$t: get of a removed object: status $rc"
 	fi
 done
+
+# ---- RFC 8797 private data off at the client ----------------------------------
+# Both ends then keep to 1024-octet inline messages (§5.1): a put of
+# 1024 octets, inline above, moves its data by RDMA Read; the reply to
+# a get of 1023 octets (no Write chunk below STORE_DDP_MIN) comes as a
+# Long reply in the Reply chunk.
+sc rdma --no-private-data --stats put "$tmp/f1024" np-1024
+if [ $rc -eq 0 ] && [ "$(chunks_used)" = "read=1 write=0 reply=0 long=0" ]; then
+	ok "rdma --no-private-data: put of 1024 octets by RDMA Read"
+else
+	bad "rdma --no-private-data: put of 1024 octets: status $rc, $(chunks_used)"
+	show "$tmp/out" "$tmp/err"
+fi
+sc rdma --no-private-data --stats get rdma-1023 "$tmp/g"
+if [ $rc -eq 0 ] && [ "$(chunks_used)" = "read=0 write=0 reply=1 long=1" ] &&
+	cmp -s "$tmp/f1023" "$tmp/g"; then
+	ok "rdma --no-private-data: get of 1023 octets in a Reply chunk, the same octets"
+else
+	bad "rdma --no-private-data: get of 1023 octets: status $rc, $(chunks_used)"
+	show "$tmp/out" "$tmp/err"
+fi
 
 # ---- the server's counts ---------------------------------------------------
 kill -USR1 "$spid"
