@@ -8,7 +8,8 @@
  * place) and a spare buffer from the pool is posted in its stead, so
  * the credits granted, the receives posted (RFC 8166 §3.3.1), do not
  * shrink while calls are being served; the buffer goes back to the
- * pool when the call is answered or dropped.  A Requester with more
+ * pool when the call is answered or dropped (a call with Read chunks:
+ * once its inline octets are copied into place).  A Requester with more
  * calls in the air than granted finds no receive: the RNIC ends the
  * connection (RFC 5041 §7.1, "no buffer"), this end sees its receives
  * flushed, uiw_rr_recv says -ENOTCONN, and closing the connection
