@@ -61,8 +61,10 @@ struct uiw_rr_stats {
 	uint64_t remote_invalidations;           /* Send With Invalidate */
 	uint64_t rdma_errors_sent, rdma_errors_received;
 	uint64_t credit_waits;                   /* a call waited for a credit */
-	/* received messages dropped: undecodable (RFC 8166 §4.5), a
-	 * reply for no outstanding call or a late one */
+	/* received messages dropped: undecodable or to be discarded
+	 * (RFC 8166 §4.5, §4.6); a reply for no outstanding call, or a
+	 * late one; a call beyond twice the credits granted, or whose
+	 * RDMA_ERROR found no send buffer */
 	uint64_t dropped;
 };
 
