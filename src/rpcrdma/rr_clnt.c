@@ -1144,9 +1144,11 @@ int uiw_rr_call(struct uiw_rr_clnt *c, struct uiw_rr_call *call)
 		st->inline_bytes += b.l.kept_len;
 	}
 	st->read_chunks += b.l.nchunks;
-	st->read_bytes += b.l.kind == RR_CALL_INLINE ? 0 :
-		b.l.kind == RR_CALL_LONG ? b.l.stream_len :
-		b.l.stream_len - b.l.kept_len;
+	/* what the Responder is to pull: the segments offered (a DDP
+	 * piece's XDR pad is in none of them, RFC 8166 §3.4.5.2) */
+	if (b.l.kind != RR_CALL_INLINE)
+		for (unsigned i = 0; i < b.l.nseg; i++)
+			st->read_bytes += b.l.seg[i].len;
 	wait_for(c, &w, slot_done, s, deadline);
 	s->w = NULL;
 	if (s->state == SLOT_DONE) {
