@@ -132,6 +132,33 @@ static struct uiw_rpcrdma_stats stats(CLIENT *cl)
 	return s;
 }
 
+/* Frees a COMPOUND's results; the client's counts after it. */
+static struct uiw_rpcrdma_stats done(CLIENT *cl, COMPOUND4res *r)
+{
+	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
+	return stats(cl);
+}
+
+/* Write chunks (RDMA Writes) between two counts: chunks, octets. */
+static void assert_written(const struct uiw_rpcrdma_stats *a,
+			   const struct uiw_rpcrdma_stats *b, uint64_t chunks,
+			   uint64_t octets)
+{
+	assert_int_equal(b->write_chunks - a->write_chunks, chunks);
+	assert_int_equal(b->write_bytes - a->write_bytes, octets);
+}
+
+/* Read chunks (RDMA Reads of the call) between two counts, no Long
+ * Call among them. */
+static void assert_pulled(const struct uiw_rpcrdma_stats *a,
+			  const struct uiw_rpcrdma_stats *b, uint64_t chunks,
+			  uint64_t octets)
+{
+	assert_int_equal(b->read_chunks - a->read_chunks, chunks);
+	assert_int_equal(b->read_bytes - a->read_bytes, octets);
+	assert_int_equal(b->long_calls, a->long_calls);
+}
+
 static uint64_t roundup4(uint64_t n)
 {
 	return (n + 3) & ~(uint64_t)3;
@@ -182,15 +209,10 @@ static void test_write_read(void **state)
 			size = size << 8 |
 			       (uint8_t)f->attr_vals.attrlist4_val[k];
 		assert_int_equal(size, lens[i]);
-		clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-		s1 = stats(cl);
+		s1 = done(cl, r);
 		/* RFC 8166 §3.5.1: a call that fits goes inline whole */
-		if (lens[i] > 4096) {
-			assert_int_equal(s1.read_chunks - s0.read_chunks, 1);
-			assert_int_equal(s1.read_bytes - s0.read_bytes,
-					 roundup4(lens[i]));
-			assert_int_equal(s1.long_calls, s0.long_calls);
-		}
+		if (lens[i] > 4096)
+			assert_pulled(&s0, &s1, 1, roundup4(lens[i]));
 
 		c.n = 0;
 		add_sequence(&c);
@@ -202,12 +224,9 @@ static void test_write_read(void **state)
 		assert_true(ok->eof);
 		assert_int_equal(ok->data.data_len, lens[i]);
 		assert_true(rrt_check(ok->data.data_val, lens[i], i + 70));
-		clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-		s2 = stats(cl);
-		assert_int_equal(s2.write_chunks - s1.write_chunks,
-				 lens[i] >= 1024);
-		assert_int_equal(s2.write_bytes - s1.write_bytes,
-				 lens[i] >= 1024 ? lens[i] : 0);
+		s2 = done(cl, r);
+		assert_written(&s1, &s2, lens[i] >= 1024,
+			       lens[i] >= 1024 ? lens[i] : 0);
 		assert_int_equal(s2.long_replies, s1.long_replies);
 	}
 	free(buf);
@@ -230,9 +249,7 @@ static void test_two_reads(void **state)
 	rrt_fill(buf, 80000, 9);
 	add_putfh(&c);
 	add_write(&c, 0, buf, 80000);
-	r = compound(cl, &c, NFS4_OK, 2);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s0 = stats(cl);
+	s0 = done(cl, compound(cl, &c, NFS4_OK, 2));
 	c.n = 0;
 	add_putfh(&c);
 	add_read(&c, 0, 5000, 1);
@@ -243,10 +260,8 @@ static void test_two_reads(void **state)
 	assert_memory_equal(read_ok(r, 1)->data.data_val, buf, 5000);
 	assert_int_equal(read_ok(r, 2)->data.data_len, 70000);
 	assert_memory_equal(read_ok(r, 2)->data.data_val, buf + 5000, 70000);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s1 = stats(cl);
-	assert_int_equal(s1.write_chunks - s0.write_chunks, 2);
-	assert_int_equal(s1.write_bytes - s0.write_bytes, 75000);
+	s1 = done(cl, r);
+	assert_written(&s0, &s1, 2, 75000);
 
 	c.n = 0;
 	add_putfh(&c);
@@ -255,10 +270,8 @@ static void test_two_reads(void **state)
 	r = compound(cl, &c, NFS4_OK, 3);
 	assert_memory_equal(read_ok(r, 1)->data.data_val, buf + 100, 100);
 	assert_memory_equal(read_ok(r, 2)->data.data_val, buf + 200, 9000);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s0 = stats(cl);
-	assert_int_equal(s0.write_chunks - s1.write_chunks, 1);
-	assert_int_equal(s0.write_bytes - s1.write_bytes, 9000);
+	s0 = done(cl, r);
+	assert_written(&s1, &s0, 1, 9000);
 	free(buf);
 	clnt_destroy(cl);
 }
@@ -289,11 +302,8 @@ static void test_symlink(void **state)
 	r = compound(cl, &c, NFS4_OK, 3);
 	assert_int_equal(r->resarray.resarray_val[2].nfs_resop4_u.opgetfh
 			 .GETFH4res_u.object.nfs_fh4_len, sizeof(fh) - 1);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s1 = stats(cl);
-	assert_int_equal(s1.read_chunks - s0.read_chunks, 1);
-	assert_int_equal(s1.read_bytes - s0.read_bytes, 3000);
-	assert_int_equal(s1.long_calls, s0.long_calls);
+	s1 = done(cl, r);
+	assert_pulled(&s0, &s1, 1, 3000);
 
 	c.n = 0;
 	add_putfh(&c);
@@ -303,10 +313,8 @@ static void test_symlink(void **state)
 		     .READLINK4res_u.link;
 	assert_int_equal(l->linktext4_len, 3000);
 	assert_memory_equal(l->linktext4_val, link, 3000);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s2 = stats(cl);
-	assert_int_equal(s2.write_chunks - s1.write_chunks, 1);
-	assert_int_equal(s2.write_bytes - s1.write_bytes, 3000);
+	s2 = done(cl, r);
+	assert_written(&s1, &s2, 1, 3000);
 	free(link);
 	clnt_destroy(cl);
 }
@@ -333,12 +341,9 @@ static void test_failed_read(void **state)
 		(nfs_fh4){ sizeof(bad) - 1, bad };
 	add_read(&c, 0, 9000, 1);
 	add(&c, OP_READLINK);
-	r = compound(cl, &c, NFS4ERR_BADHANDLE, 1);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s1 = stats(cl);
+	s1 = done(cl, compound(cl, &c, NFS4ERR_BADHANDLE, 1));
 	assert_int_equal(s1.calls - s0.calls, 2);
-	assert_int_equal(s1.write_chunks, s0.write_chunks);
-	assert_int_equal(s1.write_bytes, s0.write_bytes);
+	assert_written(&s0, &s1, 0, 0);
 	clnt_destroy(cl);
 }
 
@@ -370,11 +375,10 @@ static void test_unknown_op(void **state)
 	assert_memory_equal(p->blob.blob_val, blob, sizeof(blob));
 	assert_int_equal(read_ok(r, 3)->data.data_len, 9000);
 	assert_memory_equal(read_ok(r, 3)->data.data_val, buf + 1000, 9000);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s1 = stats(cl);
+	s1 = done(cl, r);
 	assert_int_equal(s1.long_calls - s0.long_calls, 1);
 	assert_int_equal(s1.long_replies - s0.long_replies, 1);
-	assert_int_equal(s1.write_chunks, s0.write_chunks);
+	assert_written(&s0, &s1, 0, 0);
 
 	c.n = 0;
 	add_putfh(&c);
@@ -382,10 +386,8 @@ static void test_unknown_op(void **state)
 	add_private(&c, blob, sizeof(blob));
 	r = compound(cl, &c, NFS4_OK, 3);
 	assert_memory_equal(read_ok(r, 1)->data.data_val, buf, 9000);
-	clnt_freeres(cl, (xdrproc_t)xdr_COMPOUND4res, (char *)r);
-	s2 = stats(cl);
-	assert_int_equal(s2.write_chunks - s1.write_chunks, 1);
-	assert_int_equal(s2.write_bytes - s1.write_bytes, 9000);
+	s2 = done(cl, r);
+	assert_written(&s1, &s2, 1, 9000);
 	assert_int_equal(s2.long_replies, s1.long_replies);
 	free(buf);
 	clnt_destroy(cl);
