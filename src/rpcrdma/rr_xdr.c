@@ -303,6 +303,11 @@ int uiw_rr_xenc_walk(struct uiw_rr_xenc *e, const struct uiw_rpcrdma_ddp_rule *r
 
 	if (e->failed)
 		return -1;
+	if (!e->body_seen) {
+		uiw_rr_walk_init(w, dir, NULL, 0, NULL, 0);
+		*end = UIW_RPCRDMA_WALK_STOP;
+		return 0;
+	}
 	if (e->nddp - e->body_ddp > e->abs_cap) {
 		unsigned cap = e->nddp - e->body_ddp;
 		struct uiw_rr_absent *na = realloc(e->abs, cap * sizeof(*na));
@@ -727,6 +732,7 @@ bool_t uiw_rr_xdr_body(XDR *xdrs, struct uiw_rr_body *b)
 		struct uiw_rr_xenc *e = xdrs->x_private;
 
 		e->counting = true;
+		e->body_seen = true;
 		e->item = 0;
 		e->body_at = e->len;
 		e->body_spos = e->len + e->ddp_octets;

@@ -81,6 +81,7 @@ struct uiw_rr_xenc {
 	bool pad_drop;          /* ... of a reduced body */
 	bool failed;            /* out of memory */
 	bool walk;              /* begun with uiw_rr_xenc_begin_walk */
+	bool body_seen;         /* uiw_rr_xdr_body ran on this stream */
 	size_t body_spos;       /* stream position where the body began */
 	struct uiw_rr_absent *abs;      /* a walk's bodies left out */
 	unsigned abs_cap;
@@ -122,7 +123,9 @@ int uiw_rr_xenc_walk_reply(struct uiw_rr_xenc *e,
 			   unsigned nwchunk);
 /* The walk these are made of: the arguments or results encoded since
  * begin_walk, walked in direction dir with r; *end says how it ended.
- * -1 when memory ran out. */
+ * When they were not encoded on this stream (an RPCSEC_GSS wrap writes
+ * them as one opaque of its own), nothing is found and the walk
+ * stops.  -1 when memory ran out. */
 int uiw_rr_xenc_walk(struct uiw_rr_xenc *e, const struct uiw_rpcrdma_ddp_rule *r,
 		     enum uiw_rpcrdma_dir dir, struct uiw_rpcrdma_walk *w,
 		     enum uiw_rpcrdma_walk_end *end);

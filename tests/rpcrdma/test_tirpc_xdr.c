@@ -75,7 +75,7 @@ static void test_nfs3_write_args(void **state)
 		size_t cap = lens[i] + 256;
 		uint8_t *ref = malloc(cap);
 		size_t ref_len = xu_encode((xdrproc_t)xdr_WRITE3args, &a,
-					       ref, cap);
+					   ref, cap);
 		const struct uiw_rr_iov *iov;
 		unsigned n;
 
@@ -129,7 +129,7 @@ static void test_nfs3_symlink_args(void **state)
 	a.symlink.symlink_attributes.mode.set_mode3_u.mode = 0777;
 	a.symlink.symlink_data = path;
 	ref_len = xu_encode((xdrproc_t)xdr_SYMLINK3args, &a, ref,
-				sizeof(ref));
+			    sizeof(ref));
 	uiw_rr_xenc_init(&e);
 	iov = split(&e, &sel, UINT_MAX, (xdrproc_t)xdr_SYMLINK3args, &a, &n);
 	assert_non_null(iov);
@@ -184,7 +184,7 @@ static void test_count_from_args(void **state)
 	{
 		uint8_t ref[6000], *copy;
 		size_t ref_len = xu_encode((xdrproc_t)xdr_WRITE3args, &a,
-					       ref, sizeof(ref));
+					   ref, sizeof(ref));
 		size_t len;
 
 		assert_int_equal(uiw_rr_xenc_body_copy(&e, &copy, &len), 0);
@@ -233,7 +233,7 @@ static void test_nfs3_read_results(void **state)
 			r.READ3res_u.resok.data.data_len = (u_int)lens[i];
 			r.READ3res_u.resok.data.data_val = (char *)data;
 			ref_len = xu_encode((xdrproc_t)xdr_READ3res, &r,
-						ref, cap);
+					    ref, cap);
 			iov = split(&e, &sel, nwt, (xdrproc_t)xdr_READ3res, &r,
 				    &n);
 			assert_non_null(iov);
