@@ -22,7 +22,7 @@ struct uiw_rr_sel {
 };
 
 /* The rule that makes the item-th opaque body (from 1) eligible, or
- * NULL. */
+ * NULL (rules with a walk name no ordinal: never these). */
 const struct uiw_rpcrdma_ddp_rule *uiw_rr_ulb_rule(const struct uiw_rr_sel *s,
 						   unsigned item);
 /* Whether some rule speaks of this procedure and direction at all. */

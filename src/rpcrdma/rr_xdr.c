@@ -701,6 +701,9 @@ static void dec_walk(struct uiw_rr_xdec *d)
 	for (unsigned k = 0; k < d->nwt; k++)
 		if (d->wt[k].base && d->wt[k].len)
 			reduced |= 1u << k;
+	/* no chunk to take an item from: everything is inline */
+	if (!reduced)
+		return;
 	uiw_rr_walk_init(&w, UIW_RPCRDMA_RESULTS, d->p + d->pos,
 			 d->len - d->pos, NULL, 0);
 	uiw_rr_walk_reduced(&w, reduced);
