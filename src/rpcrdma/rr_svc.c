@@ -782,6 +782,18 @@ static int reply_error(struct uiw_rr_sconn *s, struct rr_req *r, int err)
 	return -1;
 }
 
+int uiw_rr_reply_err_chunk(struct uiw_rr_sconn *s, struct uiw_rr_req *req)
+{
+	struct rr_req *r = req_check(s, req);
+
+	if (!r) {
+		errno = EINVAL;
+		return -1;
+	}
+	reply_error(s, r, 0);
+	return 0;
+}
+
 int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 const struct uiw_rr_iov *iov, unsigned niov)
 {

@@ -203,6 +203,10 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req);
  * Frees req in every case. */
 int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 const struct uiw_rr_iov *iov, unsigned niov);
+/* Answers the call with RDMA_ERROR ERR_CHUNK in place of a reply
+ * (RFC 8166 §4.5.3: no RPC reply can be sent with the chunks it
+ * offered).  Frees req; 0, or -1 with errno. */
+int uiw_rr_reply_err_chunk(struct uiw_rr_sconn *s, struct uiw_rr_req *req);
 /* No reply to this call; frees req and gives its credit back. */
 void uiw_rr_drop(struct uiw_rr_sconn *s, struct uiw_rr_req *req);
 void uiw_rr_sconn_close(struct uiw_rr_sconn *s);
