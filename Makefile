@@ -112,7 +112,7 @@ check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|compat-c'
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|compat-c|rpcrdma-c'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DUIW_SANITIZE=thread $(CMAKE_FLAGS)
@@ -121,7 +121,7 @@ tsan: deps $(TSAN_BUILD)/CMakeCache.txt
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	cd $(TSAN_BUILD) && \
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp exitcode=66 halt_on_error=0 second_deadlock_stack=1 history_size=7" \
-	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|faultproxy|compat-c'
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|faultproxy|compat-c|rpcrdma-c'
 
 # valgrind (memcheck): the 256-QP soak and every other loopback test of
 # the normal build; any memory error or definite or indirect leak fails.

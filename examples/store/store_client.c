@@ -48,6 +48,7 @@ static struct {
 	unsigned timeout_s;
 	unsigned repeat;        /* calls of put, get, null */
 	bool stats;
+	bool no_private_data;   /* rdma: no RFC 8797 private data */
 } o = { .transport = T_RDMA, .host = "127.0.0.1", .timeout_s = 25,
 	.repeat = 1 };
 
@@ -108,6 +109,7 @@ static CLIENT *store_connect(void)
 	if (o.transport == T_RDMA) {
 		uiw_rpcrdma_opts_init(&ro, false);
 		ro.ulb = &store_ulb;
+		ro.no_private_data = o.no_private_data;
 		cl = uiw_rpcrdma_clnt_create(o.host, o.port, STORE_PROG,
 					     STORE_V1, &ro);
 	} else {
@@ -432,6 +434,9 @@ static void usage(FILE *f, int rc)
 "      --stats           print the time of the put, get or null calls\n"
 "                        (not get's STAT before them) and, over rdma,\n"
 "                        what moved by RDMA Read, RDMA Write, inline Send\n"
+"      --no-private-data rdma: connect without RFC 8797's private data\n"
+"                        (both ends then keep to 1024-octet inline\n"
+"                        messages, RFC 8797 §5.1)\n"
 "SIGINT and SIGTERM end the client at once (status 130, 143).\n");
 	exit(rc);
 }
@@ -469,6 +474,7 @@ static void parse(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "stats", no_argument, NULL, 'S' },
+		{ "no-private-data", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -502,6 +508,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'S':
 			o.stats = true;
+			break;
+		case 'D':
+			o.no_private_data = true;
 			break;
 		case 'h':
 			usage(stdout, 0);

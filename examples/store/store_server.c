@@ -368,7 +368,7 @@ static void usage(FILE *f, int rc)
 {
 	fprintf(f,
 "usage: " PROG_NAME " [-a ADDR] [-p PORT] [-t PORT] [-u PORT] [-m SIZE]\n"
-"                    [--no-rdma] [--no-tcp] [--no-udp]\n"
+"                    [--no-rdma] [--no-tcp] [--no-udp] [--no-private-data]\n"
 "Serves the store (store.x) over RPC-over-RDMA, TCP and UDP at once.\n"
 "  -a, --address ADDR    listen on ADDR (default 0.0.0.0; :: for IPv6)\n"
 "  -p, --rdma-port PORT  RPC-over-RDMA port (default 20049; 0: any)\n"
@@ -377,6 +377,9 @@ static void usage(FILE *f, int rc)
 "  -m, --capacity SIZE   octets of all objects together, with suffix\n"
 "                        k, m or g (default 1g)\n"
 "      --no-rdma, --no-tcp, --no-udp   leave that transport out\n"
+"      --no-private-data  answer RPC-over-RDMA connections without RFC\n"
+"                        8797's private data (both ends then keep to\n"
+"                        1024-octet inline messages, RFC 8797 §5.1)\n"
 "The first line names the ports.  SIGUSR1 prints what RPC-over-RDMA\n"
 "moved; SIGINT and SIGTERM print it and end the server.\n");
 	exit(rc);
@@ -426,12 +429,14 @@ int main(int argc, char **argv)
 		{ "no-rdma", no_argument, NULL, 'R' },
 		{ "no-tcp", no_argument, NULL, 'T' },
 		{ "no-udp", no_argument, NULL, 'U' },
+		{ "no-private-data", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *addr = "0.0.0.0", *rdma_port = "20049";
 	const char *tcp_port = "20050", *udp_port = "20050";
 	bool use_rdma = true, use_tcp = true, use_udp = true;
+	bool no_private_data = false;
 	SVCXPRT *tcp = NULL, *udp = NULL;
 	char why[300];
 	struct uiw_rpcrdma_opts ro;
@@ -447,6 +452,7 @@ int main(int argc, char **argv)
 		case 'R': use_rdma = false; break;
 		case 'T': use_tcp = false; break;
 		case 'U': use_udp = false; break;
+		case 'D': no_private_data = true; break;
 		case 'h': usage(stdout, 0);
 		default: usage(stderr, 2);
 		}
@@ -461,6 +467,7 @@ int main(int argc, char **argv)
 	if (use_rdma) {
 		uiw_rpcrdma_opts_init(&ro, true);
 		ro.ulb = &store_ulb;
+		ro.no_private_data = no_private_data;
 		rdma = uiw_rpcrdma_svc_create(addr, rdma_port, &ro);
 		if (!rdma)
 			err(1, "cannot listen for RPC-over-RDMA on %s port %s",

@@ -29,12 +29,12 @@ static const struct uiw_rpcrdma_ddp_rule store_ddp_rules[] = {
 	 * long for a Send).  (Item 2, the data after the name, would be
 	 * item 1 after an empty name, which XDR leaves without a body.) */
 	{ STORE_PROG, STORE_V1, STORE_PUT, UIW_RPCRDMA_ARGS, 0,
-	  STORE_DDP_MIN, STORE_DATA_MAX, NULL },
+	  STORE_DDP_MIN, STORE_DATA_MAX, NULL, NULL },
 	/* GET's results: the data (item 1) moves by RDMA Write into the
 	 * Write chunk the client offers when it asks for STORE_DDP_MIN
 	 * octets or more. */
 	{ STORE_PROG, STORE_V1, STORE_GET, UIW_RPCRDMA_RESULTS, 1,
-	  STORE_DDP_MIN, STORE_DATA_MAX, get_count },
+	  STORE_DDP_MIN, STORE_DATA_MAX, get_count, NULL },
 };
 
 /* The largest reply of the other procedures is a full LIST: status,

@@ -27,6 +27,16 @@ enum uiw_rpcrdma_dir {
 	UIW_RPCRDMA_RESULTS = 1,    /* in the reply: moved by RDMA Write */
 };
 
+struct uiw_rpcrdma_walk;
+struct uiw_rpcrdma_ddp_rule;
+
+/* How a walk (below) ended. */
+enum uiw_rpcrdma_walk_end {
+	UIW_RPCRDMA_WALK_END = 0,   /* at the end: nothing eligible follows */
+	UIW_RPCRDMA_WALK_STOP = 1,  /* before it: an operation it does not
+				       know, XDR it cannot read */
+};
+
 /*
  * One DDP-eligible data item of one procedure.  Items are counted as
  * the opaque bodies (xdr_opaque, xdr_bytes, xdr_string: the octets, not
@@ -55,6 +65,16 @@ struct uiw_rpcrdma_ddp_rule {
 	 * e.g. NFSv3 READ's count).  0: none.  max_len, when not 0,
 	 * bounds it.  NULL: max_len. */
 	size_t (*result_len)(const struct uiw_rpcrdma_ddp_rule *r, XDR *args);
+	/* Optional, in place of item: the items have no fixed ordinal
+	 * (RFC 8267 §6: NFS version 4's COMPOUND), and walk finds them
+	 * in the encoded arguments or results through the
+	 * uiw_rpcrdma_walk_* functions below.  With walk, RESULTS pairs
+	 * Write chunks with result slots (the walk's uiw_rpcrdma_walk_slot
+	 * calls, in order: RFC 8267 §6.4.1), not with eligible items; a
+	 * slot whose size is under min_len gets an empty Write chunk (its
+	 * result inline).  NULL: item counts. */
+	enum uiw_rpcrdma_walk_end (*walk)(const struct uiw_rpcrdma_ddp_rule *r,
+					  struct uiw_rpcrdma_walk *w);
 };
 
 struct uiw_rpcrdma_ulb {
@@ -66,12 +86,43 @@ struct uiw_rpcrdma_ulb {
 	size_t reply_max;
 };
 
-/* RFC 8267 §4's binding for NFS version 3: READ and WRITE data,
- * READLINK and SYMLINK paths (READ's Write chunk sized by the count it
- * asks for).  NFS version 4's (§6: READ, WRITE, READLINK, CREATE of
- * NF4LNK inside COMPOUND) is not in it: its items have no fixed
- * ordinal, and finding them means walking every operation's XDR (see
- * uiwarp-rpcrdma(3)). */
+/*
+ * What a walk calls, in XDR order from the first octet of the
+ * arguments or results.  Each returns false when the XDR ends first
+ * (or breaks a bound, or cuts across a body taken out of the stream);
+ * the walk should then return UIW_RPCRDMA_WALK_STOP.
+ *   walk_u32     reads one XDR word (v may be NULL);
+ *   walk_skip    passes over a fixed-size item of octets octets (XDR
+ *                pad included: rounded up to four);
+ *   walk_opaque  passes over a variable-length opaque or string
+ *                (length word, body, pad) of at most max octets (0:
+ *                no bound);
+ *   walk_item    the same for a DDP-eligible one (ARGS: an argument;
+ *                RESULTS: the result of the slot last begun, at most
+ *                one per slot);
+ *   walk_slot    ARGS: a result that may come back DDP-eligible, in
+ *                order, and the octets its Write chunk must hold (the
+ *                rule's non-zero max_len bounds it); RESULTS: that
+ *                result begins (len unused).
+ * A body the stream no longer holds (reduced into a chunk) is passed
+ * over all the same.
+ */
+enum uiw_rpcrdma_dir uiw_rpcrdma_walk_dir(const struct uiw_rpcrdma_walk *w);
+bool uiw_rpcrdma_walk_u32(struct uiw_rpcrdma_walk *w, uint32_t *v);
+bool uiw_rpcrdma_walk_skip(struct uiw_rpcrdma_walk *w, size_t octets);
+bool uiw_rpcrdma_walk_opaque(struct uiw_rpcrdma_walk *w, uint32_t max);
+bool uiw_rpcrdma_walk_item(struct uiw_rpcrdma_walk *w, uint32_t max);
+bool uiw_rpcrdma_walk_slot(struct uiw_rpcrdma_walk *w, size_t len);
+
+/*
+ * RFC 8267's bindings for NFS: §4's for version 3 (READ and WRITE
+ * data, READLINK and SYMLINK paths, by ordinal; READ's Write chunk
+ * sized by the count it asks for) and §6's for version 4 (WRITE data,
+ * CREATE's NF4LNK link data, READ data, READLINK link data inside
+ * COMPOUND, found by a walker over every operation of minor versions
+ * 0, 1 and 2; one Write chunk per READ or READLINK, READ's sized by
+ * its count).  See uiwarp-rpcrdma(3).
+ */
 const struct uiw_rpcrdma_ulb *uiw_rpcrdma_ulb_nfs(void);
 
 /* ---- Settings -------------------------------------------------------- */

@@ -48,6 +48,9 @@
 #define RR_SLOT_MR      (RR_CALL_MAX_SEG + UIW_RR_MAX_WCHUNK)
 /* How long the poller spins on the CQ before it sleeps (µs). */
 #define RR_SPIN_US      60
+/* The timeout of one rdma_resolve_addr; attempts repeat until the
+ * connection's deadline (resolve_addr). */
+#define RR_RESOLVE_TRY_MS 1000
 
 struct rr_waiter {
 	pthread_cond_t cv;
@@ -587,14 +590,17 @@ static int expect(struct uiw_rr_clnt *c, enum rdma_cm_event_type want,
 		return -1;
 	}
 	if (ev->event != want) {
-		enum rdma_cm_event_type got = ev->event;
+		/* (the event is freed by its ack: read it first) */
+		int e = ev->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
+			ev->event == RDMA_CM_EVENT_UNREACHABLE ? EHOSTUNREACH :
+			ev->event == RDMA_CM_EVENT_ADDR_ERROR &&
+			ev->status < 0 ? -ev->status : ECONNABORTED;
 
 		rr_msg(err, errlen, "%s (status %d) instead of %s",
-		       rdma_event_str(got), ev->status, rdma_event_str(want));
-		rdma_ack_cm_event(ev);     /* frees ev */
-		errno = got == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
-			got == RDMA_CM_EVENT_UNREACHABLE ? EHOSTUNREACH :
-			ECONNABORTED;
+		       rdma_event_str(ev->event), ev->status,
+		       rdma_event_str(want));
+		rdma_ack_cm_event(ev);
+		errno = e;
 		return -1;
 	}
 	if (want == RDMA_CM_EVENT_ESTABLISHED) {
@@ -604,6 +610,41 @@ static int expect(struct uiw_rr_clnt *c, enum rdma_cm_event_type want,
 	}
 	rdma_ack_cm_event(ev);
 	return 0;
+}
+
+/* The address resolved, in attempts of RR_RESOLVE_TRY_MS until the
+ * deadline (never 0 here).  Linux 6.1's rdma_cm
+ * (drivers/infiniband/core/addr.c) answers for a neighbour not yet in
+ * the ARP cache when the ARP reply's netevent wakes the request, or
+ * else when the timeout given expires; in a QEMU guest on virtio_net with siw the wake-up did not
+ * come, so a first connection there resolved only at that timeout
+ * (and with the whole connection's time as the timeout, failed).
+ * Short attempts keep that wait short; an attempt that timed out is
+ * made again (rdma_cm allows a new rdma_resolve_addr after
+ * RDMA_CM_EVENT_ADDR_ERROR). */
+static int resolve_addr(struct uiw_rr_clnt *c, const struct sockaddr *sa,
+			uint64_t deadline, char *err, size_t errlen)
+{
+	for (;;) {
+		uint64_t now = rr_now_ms();
+		uint64_t left = deadline > now ? deadline - now : 0;
+
+		if (!left) {
+			rr_msg(err, errlen, "resolving the address: %s",
+			       strerror(ETIMEDOUT));
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (rdma_resolve_addr(c->k.id, NULL, (struct sockaddr *)sa,
+				      left < RR_RESOLVE_TRY_MS ? (int)left :
+				      RR_RESOLVE_TRY_MS))
+			return -1;
+		if (!expect(c, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, err,
+			    errlen))
+			return 0;
+		if (errno != ETIMEDOUT)
+			return -1;
+	}
 }
 
 struct uiw_rr_clnt *uiw_rr_clnt_connect(const struct sockaddr *sa,
@@ -652,9 +693,8 @@ struct uiw_rr_clnt *uiw_rr_clnt_connect(const struct sockaddr *sa,
 		rr_msg(err, errlen, "rdma_create_id: %s", strerror(errno));
 		goto fail;
 	}
-	if (rdma_resolve_addr(c->k.id, NULL, (struct sockaddr *)sa,
-			      (int)tmo) ||
-	    expect(c, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, err, errlen) ||
+	if (resolve_addr(c, sa, deadline ? deadline : rr_now_ms() + tmo, err,
+			 errlen) ||
 	    rdma_resolve_route(c->k.id, (int)tmo) ||
 	    expect(c, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, err, errlen)) {
 		if (!err || !err[0])
@@ -1104,9 +1144,11 @@ int uiw_rr_call(struct uiw_rr_clnt *c, struct uiw_rr_call *call)
 		st->inline_bytes += b.l.kept_len;
 	}
 	st->read_chunks += b.l.nchunks;
-	st->read_bytes += b.l.kind == RR_CALL_INLINE ? 0 :
-		b.l.kind == RR_CALL_LONG ? b.l.stream_len :
-		b.l.stream_len - b.l.kept_len;
+	/* what the Responder is to pull: the segments offered (a DDP
+	 * piece's XDR pad is in none of them, RFC 8166 §3.4.5.2) */
+	if (b.l.kind != RR_CALL_INLINE)
+		for (unsigned i = 0; i < b.l.nseg; i++)
+			st->read_bytes += b.l.seg[i].len;
 	wait_for(c, &w, slot_done, s, deadline);
 	s->w = NULL;
 	if (s->state == SLOT_DONE) {

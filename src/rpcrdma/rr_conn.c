@@ -279,10 +279,12 @@ void rr_conn_param(struct rr_conn *k, struct rdma_conn_param *cp)
 	cp->private_data_len = k->pd_out_len;
 	cp->responder_resources = (uint8_t)(k->ird > 255 ? 255 : k->ird);
 	cp->initiator_depth = (uint8_t)(k->ord > 255 ? 255 : k->ord);
-	/* iWARP has no RNR retry: a Send without a posted receive ends the
-	 * connection (RFC 5041 §7.1); these matter on InfiniBand only */
-	cp->retry_count = 7;
-	cp->rnr_retry_count = 7;
+	/* InfiniBand only: transport retries, and no RNR retry, as iWARP
+	 * has none (a Send without a posted receive ends the connection,
+	 * RFC 5041 §7.1): RFC 8166 §3.3.1's credits promise a receive,
+	 * and one missing is an error, not something to wait for */
+	cp->retry_count = 6;
+	cp->rnr_retry_count = 0;
 }
 
 /* ---- Verbs objects ---------------------------------------------------- */

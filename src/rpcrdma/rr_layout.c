@@ -289,7 +289,9 @@ void rr_reply_layout(const struct rr_plan *p, const struct uiw_rr_iov *iov,
 			l->ext_idx[l->ext.n++] = i;
 			fill_wchunk(p, k, (int32_t)i, iov[i].len, l);
 			l->wbytes += iov[i].len;
-			used++;
+			/* a piece of no octets (a slot whose result has
+			 * no item) leaves its chunk unused */
+			used += iov[i].len > 0;
 		}
 		k++;
 	}

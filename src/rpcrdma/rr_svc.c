@@ -8,7 +8,8 @@
  * place) and a spare buffer from the pool is posted in its stead, so
  * the credits granted, the receives posted (RFC 8166 §3.3.1), do not
  * shrink while calls are being served; the buffer goes back to the
- * pool when the call is answered or dropped.  A Requester with more
+ * pool when the call is answered or dropped (a call with Read chunks:
+ * once its inline octets are copied into place).  A Requester with more
  * calls in the air than granted finds no receive: the RNIC ends the
  * connection (RFC 5041 §7.1, "no buffer"), this end sees its receives
  * flushed, uiw_rr_recv says -ENOTCONN, and closing the connection
@@ -19,7 +20,8 @@
  * Read chunks are pulled with RDMA Read (never more in flight than
  * the ORD negotiated) into an assembly buffer of the connection, in
  * place, around the inline octets (rr_plan.c says where); the call is
- * handed out once every Read has completed.
+ * handed out once every Read has completed.  The assembly buffers held
+ * at once are bounded (RR_ABUF_BUDGET); a call beyond waits for one.
  *
  * Replies: rr_reply_layout decides; Write chunk data is written from
  * the caller's memory (registered for the reply, or our own buffer's
@@ -44,6 +46,11 @@
 #define RR_SVC_MAX_ORD    16
 #define RR_SVC_IRD        4
 #define RR_ABUF_CACHE     4
+/* Assembly buffers in use by one connection's calls, in max_calls: a
+ * call beyond it waits until another gives its buffer back (a
+ * Requester's Read chunks cannot make this end allocate without
+ * bound). */
+#define RR_ABUF_BUDGET    4
 #define RR_ABUF_MIN       (64u << 10)
 #define RR_SPARE_BATCH    16
 #define RR_REPLY_WAIT_MS  10000
@@ -90,6 +97,8 @@ struct uiw_rr_sconn {
 	bool *send_busy;
 	struct rr_abuf *abufs;
 	unsigned nabuf;
+	uint64_t abuf_live;         /* octets of buffers calls hold */
+	struct rr_req *mw_head, *mw_tail;   /* calls waiting for one */
 	uint8_t *stage;
 	size_t stage_cap;
 	struct ibv_mr *stage_mr;
@@ -138,10 +147,19 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 
 /* ---- Buffers ------------------------------------------------------------ */
 
-static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need)
+/* An assembly buffer of need octets; NULL with *wait set when the
+ * connection's budget is spent (another call will give one back), or
+ * without when memory or registration failed. */
+static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
+				bool *wait)
 {
 	struct rr_abuf **p, **best = NULL, *a;
+	size_t cap = need < RR_ABUF_MIN ? RR_ABUF_MIN : (size_t)need;
 
+	*wait = s->abuf_live && s->abuf_live + cap >
+		RR_ABUF_BUDGET * s->k.o.max_call;
+	if (*wait)
+		return NULL;
 	for (p = &s->abufs; *p; p = &(*p)->next)
 		if ((*p)->cap >= need && (!best || (*p)->cap < (*best)->cap))
 			best = p;
@@ -149,11 +167,12 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need)
 		a = *best;
 		*best = a->next;
 		s->nabuf--;
+		s->abuf_live += a->cap;
 		return a;
 	}
 	if (need > SIZE_MAX / 2 || !(a = calloc(1, sizeof(*a))))
 		return NULL;
-	a->cap = need < RR_ABUF_MIN ? RR_ABUF_MIN : (size_t)need;
+	a->cap = cap;
 	if (posix_memalign((void **)&a->mem, 4096, a->cap)) {
 		free(a);
 		return NULL;
@@ -167,6 +186,7 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need)
 		free(a);
 		return NULL;
 	}
+	s->abuf_live += a->cap;
 	return a;
 }
 
@@ -179,6 +199,7 @@ static void abuf_free(struct rr_abuf *a)
 
 static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 {
+	s->abuf_live -= a->cap;
 	if (s->nabuf >= RR_ABUF_CACHE) {
 		abuf_free(a);
 		return;
@@ -211,9 +232,14 @@ static struct rr_req *req_get(struct uiw_rr_sconn *s)
 	return r;
 }
 
-/* Done with a call: its buffers back, the request to the free list. */
+static void assemble(struct uiw_rr_sconn *s, struct rr_req *r);
+
+/* Done with a call: its buffers back, the request to the free list,
+ * and calls that waited for an assembly buffer on their way. */
 static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 {
+	bool had = r->abuf != NULL;
+
 	if (r->abuf)
 		abuf_put(s, r->abuf);
 	r->abuf = NULL;
@@ -224,6 +250,16 @@ static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 	r->next = s->req_free;
 	s->req_free = r;
 	s->held--;
+	while (had && s->mw_head && !s->dead) {
+		struct rr_req *w = s->mw_head;
+
+		s->mw_head = w->next;
+		if (!s->mw_head)
+			s->mw_tail = NULL;
+		assemble(s, w);
+		if (s->mw_tail == w)    /* it waits again */
+			break;
+	}
 }
 
 static void repost(struct uiw_rr_sconn *s, struct rr_buf *b)
@@ -252,9 +288,16 @@ static int post_send(struct uiw_rr_sconn *s, struct rr_buf *sb, size_t len,
 	struct ibv_send_wr *w;
 	struct rr_wr send;
 
+	/* The verbs API puts the STag to invalidate in invalidate_rkey;
+	 * rdma-core 44 behaviour: the siw provider (libsiw's
+	 * push_send_wqe) takes it from wr.rdma.rkey for every opcode and
+	 * would send Send With Invalidate of STag 0, which the Requester
+	 * must refuse with a Terminate (RFC 5040 §7.2).  Both fields
+	 * carry it; other providers read wr.rdma only for RDMA and
+	 * atomic operations. */
 	rr_wr_init(&send, inv ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
 		   rr_wr_id(sb, RR_WR_SEND), sb->base, (uint32_t)len, sb->lkey,
-		   0, 0, true);
+		   0, inv ? rkey : 0, true);
 	send.wr.invalidate_rkey = inv ? rkey : 0;
 	if (first) {
 		for (w = first; w->next; w = w->next)
@@ -446,7 +489,28 @@ static void on_call(struct uiw_rr_sconn *s, struct rr_buf *b,
 		ready(s, r);
 		return;
 	}
-	if (!(r->abuf = abuf_get(s, p->call_len))) {
+	assemble(s, r);
+}
+
+/* The call's Payload stream put together in an assembly buffer: the
+ * inline octets copied, the pads zeroed, the Reads queued. */
+static void assemble(struct uiw_rr_sconn *s, struct rr_req *r)
+{
+	const struct rr_plan *p = &r->plan;
+	struct rr_buf *b = r->rbuf;
+	bool wait;
+	unsigned i;
+
+	if (!(r->abuf = abuf_get(s, p->call_len, &wait))) {
+		if (wait) {
+			r->next = NULL;
+			if (s->mw_tail)
+				s->mw_tail->next = r;
+			else
+				s->mw_head = r;
+			s->mw_tail = r;
+			return;
+		}
 		send_error(s, &p->hdr, UIW_RPCRDMA_ACT_ERR_CHUNK);
 		req_release(s, r);
 		return;
@@ -718,6 +782,18 @@ static int reply_error(struct uiw_rr_sconn *s, struct rr_req *r, int err)
 	return -1;
 }
 
+int uiw_rr_reply_err_chunk(struct uiw_rr_sconn *s, struct uiw_rr_req *req)
+{
+	struct rr_req *r = req_check(s, req);
+
+	if (!r) {
+		errno = EINVAL;
+		return -1;
+	}
+	reply_error(s, r, 0);
+	return 0;
+}
+
 int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 const struct uiw_rr_iov *iov, unsigned niov)
 {
@@ -909,7 +985,15 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		goto fail;
 	/* RFC 8797 §5: the Requester's private data, or the defaults */
 	rr_conn_peer(&s->k, pdlen ? pd : NULL, pdlen);
-	/* Reads we may issue: what the Requester answers (its IRD) */
+	/* Reads we may issue: what the Requester answers (its IRD).  Both
+	 * 0 is a peer that said nothing (MPA revision 1 has no RFC 6581
+	 * word: RFC 5044 leaves IRD and ORD to the ULPs), not one that
+	 * refuses RDMA Reads (a Requester always answers them: its Read
+	 * chunks are there to be read, RFC 8166 §3.4.5); take our own. */
+	if (!peer_ird && !peer_ord) {
+		peer_ird = RR_SVC_MAX_ORD;
+		peer_ord = RR_SVC_IRD;
+	}
 	s->k.ord = peer_ird < RR_SVC_MAX_ORD ? peer_ird : RR_SVC_MAX_ORD;
 	s->k.ird = peer_ord < RR_SVC_IRD ? peer_ord : RR_SVC_IRD;
 	s->k.ch = rdma_create_event_channel();

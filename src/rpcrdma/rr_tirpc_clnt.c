@@ -94,22 +94,34 @@ static void cctx_free(struct rr_cctx *x)
 	free(x);
 }
 
-/* The Write chunks for the results (RFC 8166 §3.4.6), in buffers the
- * context keeps; their registration is the transport's. */
-static bool offer_wchunks(struct rr_cctx *x, const struct uiw_rr_sel *args,
-			  struct uiw_rr_call *call)
+/* The sizes of the Write chunks for the results (RFC 8166 §3.4.6):
+ * from the walk of the arguments, which also reduces their items (the
+ * rules of a COMPOUND), or from the rules by ordinal. */
+static int wchunk_sizes(struct rr_cctx *x, const struct uiw_rr_sel *args,
+			const struct uiw_rpcrdma_ddp_rule *aw,
+			const struct uiw_rpcrdma_ddp_rule *rw,
+			size_t len[UIW_RR_MAX_WCHUNK], unsigned *n)
 {
 	struct uiw_rr_sel rs = *args;
-	size_t len[UIW_RR_MAX_WCHUNK];
 	uint8_t *copy = NULL;
 	size_t copy_len = 0;
 
+	if (aw || rw)
+		return uiw_rr_xenc_walk_call(&x->enc, aw, rw, len, n);
 	rs.dir = UIW_RPCRDMA_RESULTS;
 	if (uiw_rr_ulb_wants_args(&rs) &&
 	    uiw_rr_xenc_body_copy(&x->enc, &copy, &copy_len))
-		return false;
-	call->nwt = uiw_rr_ulb_wchunks(&rs, copy, copy_len, len);
+		return -1;
+	*n = uiw_rr_ulb_wchunks(&rs, copy, copy_len, len);
 	free(copy);
+	return 0;
+}
+
+/* The Write chunks, in buffers the context keeps (an empty one has
+ * none); their registration is the transport's. */
+static bool offer_wchunks(struct rr_cctx *x, const size_t *len,
+			  struct uiw_rr_call *call)
+{
 	for (unsigned i = 0; i < call->nwt; i++) {
 		if (len[i] > x->wcap[i]) {
 			void *nb = malloc(len[i]);
@@ -253,6 +265,7 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs,
 	int refreshes = 2;      /* clnt_vc's */
 	struct rr_cctx *x;
 	struct uiw_rr_sel sel;
+	const struct uiw_rpcrdma_ddp_rule *aw, *rw;
 	uint32_t xid;
 
 	x = cctx_get(c);
@@ -267,6 +280,9 @@ static enum clnt_stat rr_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs,
 	if (c->wait_set)
 		timeout = c->wait;
 	pthread_mutex_unlock(&c->mu);
+	/* a procedure whose items a walk finds (RFC 8267 §6: COMPOUND) */
+	aw = uiw_rr_ulb_walker(&sel, UIW_RPCRDMA_ARGS);
+	rw = uiw_rr_ulb_walker(&sel, UIW_RPCRDMA_RESULTS);
 again:
 	pthread_mutex_lock(&c->mu);
 	xid = c->xid++;
@@ -274,7 +290,9 @@ again:
 	pthread_mutex_unlock(&c->mu);
 	{
 		struct uiw_rr_call call = { 0 };
-		XDR *xs = uiw_rr_xenc_begin(&x->enc, &sel, UINT_MAX);
+		size_t wlen[UIW_RR_MAX_WCHUNK];
+		XDR *xs = aw || rw ? uiw_rr_xenc_begin_walk(&x->enc, &sel) :
+			  uiw_rr_xenc_begin(&x->enc, &sel, UINT_MAX);
 		bool refresh;
 
 		if (!encode_call(cl, xs, xid, sel.prog, sel.vers, proc,
@@ -282,8 +300,11 @@ again:
 			e.re_status = RPC_CANTENCODEARGS;
 			goto out;
 		}
-		call.iov = uiw_rr_xenc_finish(&x->enc, &call.niov);
-		if (!call.iov || !offer_wchunks(x, &sel, &call)) {
+		if (wchunk_sizes(x, &sel, aw, rw, wlen, &call.nwt))
+			call.iov = NULL;
+		else
+			call.iov = uiw_rr_xenc_finish(&x->enc, &call.niov);
+		if (!call.iov || !offer_wchunks(x, wlen, &call)) {
 			e.re_status = RPC_SYSTEMERROR;
 			e.re_errno = ENOMEM;
 			goto out;

@@ -236,6 +236,7 @@ static bool_t sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 				   msg->acpted_rply.ar_results.where };
 	bool results = msg->rm_reply.rp_stat == MSG_ACCEPTED &&
 		       msg->acpted_rply.ar_stat == SUCCESS;
+	const struct uiw_rpcrdma_ddp_rule *rw = NULL;
 	const struct uiw_rr_iov *iov = NULL;
 	unsigned niov;
 	bool_t ok;
@@ -247,8 +248,12 @@ static bool_t sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	msg->rm_xid = req->xid;
 	/* the results go through the wrapper, which starts counting
 	 * their bodies; RFC 8267 §6.4.1: one reduced result per Write
-	 * chunk offered, in order */
-	x = uiw_rr_xenc_begin(&c->enc, &c->sel, req->nwchunk);
+	 * chunk offered, in order (a COMPOUND's: one per slot its walk
+	 * finds) */
+	if (results && req->nwchunk)
+		rw = uiw_rr_ulb_walker(&c->sel, UIW_RPCRDMA_RESULTS);
+	x = rw ? uiw_rr_xenc_begin_walk(&c->enc, &c->sel) :
+		 uiw_rr_xenc_begin(&c->enc, &c->sel, req->nwchunk);
 	if (results) {
 		msg->acpted_rply.ar_results.proc = UIW_RR_XDR_NONE;
 		msg->acpted_rply.ar_results.where = NULL;
@@ -258,6 +263,16 @@ static bool_t sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	if (results) {
 		msg->acpted_rply.ar_results.proc = res.proc;
 		msg->acpted_rply.ar_results.where = res.where;
+	}
+	if (ok && rw) {
+		int rc = uiw_rr_xenc_walk_reply(&c->enc, rw, req->nwchunk);
+
+		/* RFC 8166 §4.5.3: no reply can use the chunks offered */
+		if (rc > 0) {
+			uiw_rr_reply_err_chunk(c->s, req);
+			return FALSE;
+		}
+		ok = rc == 0;
 	}
 	if (ok)
 		iov = uiw_rr_xenc_finish(&c->enc, &niov);

@@ -1,8 +1,10 @@
 /*
- * Upper-Layer Binding rules (RFC 8166 §6), and RFC 8267's binding for
- * NFS version 3.
+ * Upper-Layer Binding rules (RFC 8166 §6), and RFC 8267's bindings for
+ * NFS versions 3 and 4.
  */
 #include "rr_ulb.h"
+
+#include "rr_walk.h"
 
 #include <string.h>
 
@@ -25,7 +27,8 @@ const struct uiw_rpcrdma_ddp_rule *uiw_rr_ulb_rule(const struct uiw_rr_sel *s,
 	for (size_t i = 0; i < s->ulb->nrules; i++) {
 		const struct uiw_rpcrdma_ddp_rule *r = &s->ulb->rules[i];
 
-		if (rule_of(r, s, s->dir) && (r->item == 0 || r->item == item))
+		if (rule_of(r, s, s->dir) && !r->walk &&
+		    (r->item == 0 || r->item == item))
 			return r;
 	}
 	return NULL;
@@ -48,7 +51,8 @@ bool uiw_rr_ulb_wants_args(const struct uiw_rr_sel *s)
 	for (size_t i = 0; i < s->ulb->nrules; i++) {
 		const struct uiw_rpcrdma_ddp_rule *r = &s->ulb->rules[i];
 
-		if (rule_of(r, s, UIW_RPCRDMA_RESULTS) && r->result_len)
+		if (rule_of(r, s, UIW_RPCRDMA_RESULTS) && !r->walk &&
+		    r->result_len)
 			return true;
 	}
 	return false;
@@ -87,12 +91,47 @@ unsigned uiw_rr_ulb_wchunks(const struct uiw_rr_sel *s, const uint8_t *args,
 		const struct uiw_rpcrdma_ddp_rule *r = &s->ulb->rules[i];
 		size_t l;
 
-		if (!rule_of(r, s, UIW_RPCRDMA_RESULTS))
+		if (!rule_of(r, s, UIW_RPCRDMA_RESULTS) || r->walk)
 			continue;
 		l = wchunk_len(r, args, args_len);
 		if (l == 0 || l < r->min_len)
 			break;
 		len[n++] = l;
+	}
+	return n;
+}
+
+const struct uiw_rpcrdma_ddp_rule *
+uiw_rr_ulb_walker(const struct uiw_rr_sel *s, enum uiw_rpcrdma_dir dir)
+{
+	if (!s || !s->ulb || !s->ulb->rules)
+		return NULL;
+	for (size_t i = 0; i < s->ulb->nrules; i++) {
+		const struct uiw_rpcrdma_ddp_rule *r = &s->ulb->rules[i];
+
+		if (rule_of(r, s, dir) && r->walk)
+			return r;
+	}
+	return NULL;
+}
+
+unsigned uiw_rr_ulb_walk_wchunks(const struct uiw_rpcrdma_ddp_rule *r,
+				 const struct uiw_rr_wslot *slots,
+				 unsigned nslots, size_t len[UIW_RR_MAX_WCHUNK])
+{
+	unsigned n = 0;
+
+	/* RFC 8267 §6.4.1: chunk k is slot k's; a slot left inline gets
+	 * an empty Write chunk, so that the slots after it keep theirs,
+	 * and empty chunks at the end are not offered at all */
+	for (unsigned k = 0; k < nslots && k < UIW_RR_MAX_WCHUNK; k++) {
+		size_t l = slots[k].len;
+
+		if (r->max_len && l > r->max_len)
+			l = r->max_len;
+		len[k] = l < r->min_len ? 0 : l;
+		if (len[k])
+			n = k + 1;
 	}
 	return n;
 }
@@ -150,16 +189,31 @@ static size_t nfs3_read_count(const struct uiw_rpcrdma_ddp_rule *r, XDR *args)
  *   READLINK3res: READLINK3resok { post_op_attr; nfspath3 data } -> 1
  *   SYMLINK3args: diropargs3 { nfs_fh3 dir (1); filename3 name (2) };
  *                 symlinkdata3 { sattr3; nfspath3 symlink_data (3) }
+ *
+ * RFC 8267 §6, NFS version 4: COMPOUND is its one procedure with items
+ * (RFC 7530 §16.2, RFC 5661 §16.2; NULL has none); they have no
+ * ordinal, a walker over every operation finds them (rr_nfs4.c).
+ * Sizes as version 3's: small items inline, a READ's Write chunk its
+ * count, bounded.
  */
+enum {
+	NFS4_VERSION = 4,
+	NFSPROC4_COMPOUND = 1,
+};
+
 static const struct uiw_rpcrdma_ddp_rule nfs_rules[] = {
 	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_READ, UIW_RPCRDMA_RESULTS, 1,
-	  NFS3_DDP_MIN, NFS3_READ_MAX, nfs3_read_count },
+	  NFS3_DDP_MIN, NFS3_READ_MAX, nfs3_read_count, NULL },
 	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_WRITE, UIW_RPCRDMA_ARGS, 2,
-	  NFS3_DDP_MIN, 0, NULL },
+	  NFS3_DDP_MIN, 0, NULL, NULL },
 	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_READLINK, UIW_RPCRDMA_RESULTS, 1,
-	  NFS3_DDP_MIN, NFS3_PATH_MAX, NULL },
+	  NFS3_DDP_MIN, NFS3_PATH_MAX, NULL, NULL },
 	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_SYMLINK, UIW_RPCRDMA_ARGS, 3,
-	  NFS3_DDP_MIN, 0, NULL },
+	  NFS3_DDP_MIN, 0, NULL, NULL },
+	{ NFS3_PROGRAM, NFS4_VERSION, NFSPROC4_COMPOUND, UIW_RPCRDMA_ARGS, 0,
+	  NFS3_DDP_MIN, 0, NULL, uiw_rr_nfs4_walk },
+	{ NFS3_PROGRAM, NFS4_VERSION, NFSPROC4_COMPOUND, UIW_RPCRDMA_RESULTS,
+	  0, NFS3_DDP_MIN, NFS3_READ_MAX, NULL, uiw_rr_nfs4_walk },
 };
 
 static const struct uiw_rpcrdma_ulb nfs_ulb = {

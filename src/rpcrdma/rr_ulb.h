@@ -22,7 +22,7 @@ struct uiw_rr_sel {
 };
 
 /* The rule that makes the item-th opaque body (from 1) eligible, or
- * NULL. */
+ * NULL (rules with a walk name no ordinal: never these). */
 const struct uiw_rpcrdma_ddp_rule *uiw_rr_ulb_rule(const struct uiw_rr_sel *s,
 						   unsigned item);
 /* Whether some rule speaks of this procedure and direction at all. */
@@ -36,6 +36,17 @@ bool uiw_rr_ulb_wants_args(const struct uiw_rr_sel *s);
  * uiw_rr_ulb_wants_args said no. */
 unsigned uiw_rr_ulb_wchunks(const struct uiw_rr_sel *s, const uint8_t *args,
 			    size_t args_len, size_t len[UIW_RR_MAX_WCHUNK]);
+/* The rule of s's procedure in direction dir that has a walk, or
+ * NULL (its items then go by ordinal). */
+const struct uiw_rpcrdma_ddp_rule *
+uiw_rr_ulb_walker(const struct uiw_rr_sel *s, enum uiw_rpcrdma_dir dir);
+struct uiw_rr_wslot;
+/* The Write chunks a Requester offers for the slots a walk of its
+ * arguments found (r: the RESULTS rule with the walk): their sizes in
+ * len[] (0: an empty chunk), their number returned. */
+unsigned uiw_rr_ulb_walk_wchunks(const struct uiw_rpcrdma_ddp_rule *r,
+				 const struct uiw_rr_wslot *slots,
+				 unsigned nslots, size_t len[UIW_RR_MAX_WCHUNK]);
 /* The largest reply Payload stream (Write chunk data not counted) a
  * Requester prepares for. */
 size_t uiw_rr_ulb_reply_max(const struct uiw_rpcrdma_ulb *u);

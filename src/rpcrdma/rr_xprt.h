@@ -61,8 +61,10 @@ struct uiw_rr_stats {
 	uint64_t remote_invalidations;           /* Send With Invalidate */
 	uint64_t rdma_errors_sent, rdma_errors_received;
 	uint64_t credit_waits;                   /* a call waited for a credit */
-	/* received messages dropped: undecodable (RFC 8166 §4.5), a
-	 * reply for no outstanding call or a late one */
+	/* received messages dropped: undecodable or to be discarded
+	 * (RFC 8166 §4.5, §4.6); a reply for no outstanding call, or a
+	 * late one; a call beyond twice the credits granted, or whose
+	 * RDMA_ERROR found no send buffer */
 	uint64_t dropped;
 };
 
@@ -201,6 +203,10 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req);
  * Frees req in every case. */
 int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		 const struct uiw_rr_iov *iov, unsigned niov);
+/* Answers the call with RDMA_ERROR ERR_CHUNK in place of a reply
+ * (RFC 8166 §4.5.3: no RPC reply can be sent with the chunks it
+ * offered).  Frees req; 0, or -1 with errno. */
+int uiw_rr_reply_err_chunk(struct uiw_rr_sconn *s, struct uiw_rr_req *req);
 /* No reply to this call; frees req and gives its credit back. */
 void uiw_rr_drop(struct uiw_rr_sconn *s, struct uiw_rr_req *req);
 void uiw_rr_sconn_close(struct uiw_rr_sconn *s);

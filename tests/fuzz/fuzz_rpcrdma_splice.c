@@ -44,10 +44,10 @@ static bool_t xdr_fz_res(XDR *x, struct fz_res *r)
 }
 
 static const struct uiw_rpcrdma_ddp_rule first[] = {
-	{ 7, 1, 1, UIW_RPCRDMA_RESULTS, 1, 0, 0, NULL },
+	{ 7, 1, 1, UIW_RPCRDMA_RESULTS, 1, 0, 0, NULL, NULL },
 };
 static const struct uiw_rpcrdma_ddp_rule each[] = {
-	{ 7, 1, 1, UIW_RPCRDMA_RESULTS, 0, 0, 0, NULL },
+	{ 7, 1, 1, UIW_RPCRDMA_RESULTS, 0, 0, 0, NULL, NULL },
 };
 static const struct uiw_rpcrdma_ulb ulb_first = { first, 1, 0 };
 static const struct uiw_rpcrdma_ulb ulb_each = { each, 1, 0 };

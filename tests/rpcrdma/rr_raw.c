@@ -275,7 +275,9 @@ bool rw_wait_dead(struct rw_end *e, int timeout_ms)
 
 	while (!e->dead) {
 		cm_events(e);
-		if (e->dead || one_wc(e, end, &id, &st) == 0)
+		/* none by the deadline, or a CQ that cannot be read (it
+		 * would fail again at once) */
+		if (e->dead || one_wc(e, end, &id, &st) <= 0)
 			break;
 	}
 	return e->dead;

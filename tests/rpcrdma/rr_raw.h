@@ -1,5 +1,5 @@
 /*
- * A raw RDMA end for the conformance tests of the transport
+ * The raw RDMA end of the transport's tests, the one they all use
  * (test_rr_conf_*.c): verbs and rdma_cm alone, no uiw_rr_* code, so
  * that it sends what the transport under test would never send and
  * sees every octet that transport sends.  Either role: it connects as

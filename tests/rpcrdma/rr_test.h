@@ -5,9 +5,10 @@
  *   reply of a given shape, and both ends check every octet;
  * - a Responder run the way libtirpc's svc_run drives one: a thread
  *   polling the listener's and the connections' fds, answering at once
- *   or later (deferred), dropping, and counting what it saw;
- * - a raw Requester written with verbs and rdma_cm alone, to send what
- *   no well-behaved Requester would.
+ *   or later (deferred), dropping, and counting what it saw.
+ *
+ * The raw peer that sends what no well-behaved end would, in either
+ * role, is rr_raw.h's.
  */
 #ifndef UIW_RR_TEST_H
 #define UIW_RR_TEST_H
@@ -136,50 +137,6 @@ bool rt_srv_wait(struct rt_srv *srv, const unsigned *field, unsigned want);
 unsigned rt_srv_get(struct rt_srv *srv, const unsigned *field);
 /* A Requester connected to it. */
 struct uiw_rr_clnt *rt_connect(struct rt_srv *srv, const struct uiw_rr_opts *o);
-
-/* ---- A raw Requester --------------------------------------------------- */
-
-#define RT_RAW_BUF   (256u << 10)
-#define RT_RAW_RECVS 8
-#define RT_RAW_RSIZE 4096
-
-struct rt_raw {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *buf;           /* [0, 64K): sends; then receives; then free */
-	bool dead;
-	uint8_t peer_pd[64];
-	size_t peer_pd_len;
-};
-
-/* Connects to srv with (pd, pdlen) as private data; 0 or -1. */
-int rt_raw_connect(struct rt_raw *r, struct rt_srv *srv, const void *pd,
-		   size_t pdlen);
-/* A raw Responder: listens on 127.0.0.1 (port 0) into *addr... */
-int rt_raw_listen(struct rt_raw *l, struct sockaddr_storage *addr);
-/* ...and takes one connection, answering with (pd, pdlen) as private
- * data; 0 or -1. */
-int rt_raw_accept(struct rt_raw *l, struct rt_raw *r, const void *pd,
-		  size_t pdlen);
-/* Posts a Send With Invalidate of rkey. */
-int rt_raw_post_inv(struct rt_raw *r, const void *msg, size_t len,
-		    uint32_t rkey);
-/* Sends len octets; 0 once the Send has completed, -1 otherwise. */
-int rt_raw_send(struct rt_raw *r, const void *msg, size_t len);
-/* Posts the Send and returns at once (its completion is not waited). */
-int rt_raw_post(struct rt_raw *r, const void *msg, size_t len);
-/* The next received message into out: its length, -1 when none came
- * within timeout_ms, -2 when the connection failed. */
-int rt_raw_recv(struct rt_raw *r, void *out, size_t cap, int timeout_ms);
-/* Waits until the connection has ended (a failed completion or a CM
- * event); true when it did within timeout_ms. */
-bool rt_raw_wait_dead(struct rt_raw *r, int timeout_ms);
-/* A region of buf registered for the peer (REMOTE_READ | WRITE). */
-uint8_t *rt_raw_area(struct rt_raw *r, size_t *len, uint32_t *rkey);
-void rt_raw_close(struct rt_raw *r);
 
 /* ---- XDR --------------------------------------------------------------- */
 

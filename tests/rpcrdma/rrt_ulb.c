@@ -22,11 +22,12 @@ static size_t rrt_read_count(const struct uiw_rpcrdma_ddp_rule *r, XDR *x)
 
 static const struct uiw_rpcrdma_ddp_rule rrt_rules[] = {
 	/* ECHO's tag (body 1) never, its data (body 2) from 64 octets */
-	{ RRT_PROG, RRT_V1, RRTPROC_ECHO, UIW_RPCRDMA_ARGS, 2, 64, 0, NULL },
+	{ RRT_PROG, RRT_V1, RRTPROC_ECHO, UIW_RPCRDMA_ARGS, 2, 64, 0, NULL,
+	  NULL },
 	{ RRT_PROG, RRT_V1, RRTPROC_ECHO, UIW_RPCRDMA_RESULTS, 1, 64,
-	  RRT_MAX, NULL },
+	  RRT_MAX, NULL, NULL },
 	{ RRT_PROG, RRT_V1, RRTPROC_READ, UIW_RPCRDMA_RESULTS, 1, 64,
-	  RRT_MAX, rrt_read_count },
+	  RRT_MAX, rrt_read_count, NULL },
 };
 
 const struct uiw_rpcrdma_ulb rrt_ulb = {

@@ -796,52 +796,61 @@ static void grant_above_ask(void **state)
 /* ---- Remote invalidation (RFC 8797 §4.1) --------------------------------- */
 
 /* A reply by Send With Invalidate of inv to the call k with a Write
- * chunk of 64 octets (unused), after d. */
+ * chunk of 64 octets, len of them written, after d. */
 static void reply_inv(const struct caller *k, const struct rw_hdr *d,
-		      uint32_t inv)
+		      uint32_t inv, uint32_t len)
 {
 	struct rw_hdr b;
 
 	rw_hdr_init(&b, k->xid, RECVS, UIW_RDMA_MSG);
 	rw_hdr_wchunk(&b);
-	rw_hdr_wseg(&b, d->h.write_seg[0].handle, 0, d->h.write_seg[0].offset);
+	rw_hdr_wseg(&b, d->h.write_seg[0].handle, len,
+		    d->h.write_seg[0].offset);
 	/* an STag the Requester never had ends the connection */
 	reply_send(&b, inv, inv == NO_STAG);
 }
 
-/* Send With Invalidate of an STag of the call: accepted and counted;
- * of another call's STag: BAD_REPLY (the other call goes on); of an
+/* Send With Invalidate of an STag of the call: accepted and counted,
+ * with the octets written before it returned to the caller; of another
+ * call's STag: BAD_REPLY (the other call goes on); of an
  * STag the Requester never registered: its RNIC refuses it and ends
  * the connection (RFC 5040 §7.2); of the call's STag when the
  * Requester did not allow it (R clear): BAD_REPLY. */
 static void send_with_invalidate(void **state)
 {
 	static uint8_t b1[64], b2[64];
+	uint8_t five[5];
 	struct uiw_rr_opts co;
 	static struct caller k, k2;
 	struct rw_hdr d, d2;
 
 	(void)state;
+	rt_fill(five, sizeof(five), 5);
 	call_start(&k, 64, b1, 64, 0);
 	take_call(&d, "a call with a Write chunk");
-	reply_inv(&k, &d, d.h.write_seg[0].handle);
+	assert_int_equal(rw_write(&rs, five, sizeof(five),
+				  d.h.write_seg[0].handle,
+				  d.h.write_seg[0].offset), 0);
+	reply_inv(&k, &d, d.h.write_seg[0].handle, sizeof(five));
 	call_end(&k, UIW_RR_OK, "Send With Invalidate of its STag");
+	assert_int_equal(k.wlen0, sizeof(five));
+	assert_memory_equal(b1, five, sizeof(five));
 	assert_int_equal(stats().remote_invalidations, 1);
 
 	call_start(&k, 64, b1, 64, 0);
 	take_call(&d, "call A");
 	call_start(&k2, 64, b2, 64, 0);
 	take_call(&d2, "call B");
-	reply_inv(&k, &d, d2.h.write_seg[0].handle);
+	reply_inv(&k, &d, d2.h.write_seg[0].handle, 0);
 	call_end(&k, UIW_RR_BAD_REPLY, "Send With Invalidate of B's STag");
 	assert_non_null(strstr(k.msg, "§4.1"));
-	reply_inv(&k2, &d2, 0);
+	reply_inv(&k2, &d2, 0, 0);
 	call_end(&k2, UIW_RR_OK, "B, its STag invalidated by A's reply");
 	assert_int_equal(stats().remote_invalidations, 1);
 
 	call_start(&k, 64, b1, 64, 0);
 	take_call(&d, "a call");
-	reply_inv(&k, &d, NO_STAG);
+	reply_inv(&k, &d, NO_STAG, 0);
 	call_end(&k, UIW_RR_DISCONNECTED, "Send With Invalidate of no STag");
 
 	unpair();
@@ -850,7 +859,7 @@ static void send_with_invalidate(void **state)
 	pair(&co, NULL);
 	call_start(&k, 64, b1, 64, 0);
 	take_call(&d, "a call, R clear");
-	reply_inv(&k, &d, d.h.write_seg[0].handle);
+	reply_inv(&k, &d, d.h.write_seg[0].handle, 0);
 	call_end(&k, UIW_RR_BAD_REPLY, "Send With Invalidate, R clear");
 	assert_non_null(strstr(k.msg, "did not allow"));
 }

@@ -17,6 +17,12 @@
  * lies between guard zones under one registration (rr_raw.h): after
  * every case, each guard zone and every octet the Responder was not
  * to write are as they were.
+ *
+ * What no Responder can answer ends the connection: a Send longer than
+ * its receives, more calls than it granted, a chunk that cannot be read
+ * or written.  That connection ends alone: the Responder frees all it
+ * held, another connection open meanwhile goes on, and new ones, raw
+ * or the library's own Requester, are served.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,19 +55,40 @@ static uint8_t rq_pd[8];
 static uint32_t next_xid = 0x10000;
 static struct rw_msg got;
 
-static void rq_connect_opts(bool remote_inv)
+/* e connected to srv, RFC 8797 private data of 4096 both ways, R as
+ * asked. */
+static void end_connect(struct rw_end *e, bool remote_inv)
 {
 	struct rw_opts o = { .pd = rq_pd, .ird = 8, .ord = 1 };
 
 	o.pdlen = rw_pd_8797(rq_pd, remote_inv, 4096, 4096);
-	assert_int_equal(rw_connect(&rq, (struct sockaddr *)&srv.addr, &o),
-			 0);
+	assert_int_equal(rw_connect(e, (struct sockaddr *)&srv.addr, &o), 0);
+}
+
+/* The connections the Responder has ended so far. */
+static unsigned ended_now(void)
+{
+	return rt_srv_get(&srv, &srv.ended);
+}
+
+/* Closes e, connected to srv, and unless e saw its connection end
+ * already (conn_ended waits for the count of that one) waits until the
+ * Responder has counted the end: no case's count of ended connections
+ * is then raised later by an earlier case's. */
+static void end_close(struct rw_end *e)
+{
+	unsigned ended = ended_now();
+	bool live = e->id && !e->dead;
+
+	rw_close(e);
+	if (live && !rt_srv_wait(&srv, &srv.ended, ended + 1))
+		fail_msg("the Responder did not end a closed connection");
 }
 
 static void rq_reconnect(void)
 {
-	rw_close(&rq);
-	rq_connect_opts(false);
+	end_close(&rq);
+	end_connect(&rq, false);
 }
 
 static int group_setup(void **state)
@@ -86,14 +113,14 @@ static int group_teardown(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	rq_connect_opts(false);
+	end_connect(&rq, false);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	rw_close(&rq);
+	end_close(&rq);
 	return 0;
 }
 
@@ -195,9 +222,14 @@ static void put_msg_call(struct rw_words *w, const struct pcall *c)
 
 /* ---- Answers ------------------------------------------------------------- */
 
+static void send_w_on(struct rw_end *e, const struct rw_words *w)
+{
+	assert_int_equal(rw_send(e, w->b, w->n, 0), 0);
+}
+
 static void send_w(const struct rw_words *w)
 {
-	assert_int_equal(rw_send(&rq, w->b, w->n, 0), 0);
+	send_w_on(&rq, w);
 }
 
 /* b's header followed, unless c is NULL, by c's Payload stream. */
@@ -218,17 +250,24 @@ static void send_call(const struct rw_hdr *b, const struct pcall *c)
 	send_w(&w);
 }
 
-/* The next message the Responder sends is want, octet for octet. */
-static void expect_w(const struct rw_words *want, const char *what)
+/* The next message the Responder sends on e is want, octet for
+ * octet. */
+static void expect_w_on(struct rw_end *e, const struct rw_words *want,
+			const char *what)
 {
-	int n = rw_recv(&rq, &got, RT_WAIT_MS);
+	int n = rw_recv(e, &got, RT_WAIT_MS);
 	char why[160];
 
 	if (n < 0)
 		fail_msg("%s: no answer (%s)", what, n == -1 ? "none came" :
-			 ibv_wc_status_str(rq.fail));
+			 ibv_wc_status_str(e->fail));
 	if (!rw_words_same(got.data, got.len, want, why, sizeof(why)))
 		fail_msg("%s: %s", what, why);
+}
+
+static void expect_w(const struct rw_words *want, const char *what)
+{
+	expect_w_on(&rq, want, what);
 }
 
 /* RFC 8166 §4.5, §4.5.1: xid and vers echoed, the grant, RDMA_ERROR,
@@ -254,28 +293,39 @@ static void expect_err_chunk(uint32_t xid, const char *what)
 	expect_w(&w, what);
 }
 
-/* An RDMA_MSG reply with no chunks and c's reply after it. */
-static void expect_plain_reply(const struct pcall *c, const char *what)
+/* An RDMA_MSG reply with no chunks and c's reply after it, on e. */
+static void expect_plain_reply_on(struct rw_end *e, const struct pcall *c,
+				  const char *what)
 {
 	struct rw_words w = { .n = 0 };
 
 	put_nochunks(&w, c->xid, CREDITS);
 	put_preply(&w, c->xid, c->n, c->fill, false);
-	expect_w(&w, what);
+	expect_w_on(e, &w, what);
 	/* §4.3.1: a reply's Read list is empty; §3.3.1: the grant */
 	assert_false(got.with_inv);
 }
 
-/* A well-formed inline call and its exact reply: the connection works
- * and nothing before it was answered. */
-static void good_call(void)
+static void expect_plain_reply(const struct pcall *c, const char *what)
+{
+	expect_plain_reply_on(&rq, c, what);
+}
+
+/* A well-formed inline call on e and its exact reply: the connection
+ * works and nothing before it was answered. */
+static void good_call_on(struct rw_end *e)
 {
 	struct pcall c = { next_xid++, RT_ECHO, 7, 13, 5, false };
 	struct rw_words w = { .n = 0 };
 
 	put_msg_call(&w, &c);
-	send_w(&w);
-	expect_plain_reply(&c, "the well-formed call after it");
+	send_w_on(e, &w);
+	expect_plain_reply_on(e, &c, "the well-formed call after it");
+}
+
+static void good_call(void)
+{
+	good_call_on(&rq);
 }
 
 /* Sends w, expects ERR_CHUNK for xid, then a good call. */
@@ -286,29 +336,40 @@ static void refused(const struct rw_words *w, uint32_t xid, const char *what)
 	good_call();
 }
 
+/* The library's own Requester, connected to s after a connection
+ * ended, makes a call of n octets (rr_test.h's rt_call checks every
+ * octet of its reply). */
+static void served_by_library(struct rt_srv *s, size_t n, const char *what)
+{
+	struct rt_spec sp = { .op = RT_ECHO, .n = n };
+	unsigned ended = rt_srv_get(s, &s->ended);
+	struct uiw_rr_clnt *c = rt_connect(s, NULL);
+	char why[256];
+
+	if (!c)
+		fail_msg("%s: a Requester could not connect", what);
+	if (rt_call(c, next_xid++, &sp, why, sizeof(why)) != UIW_RR_OK)
+		fail_msg("%s: a call after the end: %s", what, why);
+	uiw_rr_clnt_close(c);
+	/* its end counted before the case goes on (end_close) */
+	if (!rt_srv_wait(s, &s->ended, ended + 1))
+		fail_msg("%s: the Responder did not end a closed connection",
+			 what);
+}
+
 /* Waits until the Responder has ended one more connection than ended0,
- * freed all it held, and serves a new one. */
+ * freed all it held, and serves a new one, raw and the library's. */
 static void conn_ended(unsigned ended0, const char *what)
 {
 	if (!rt_srv_wait(&srv, &srv.ended, ended0 + 1))
 		fail_msg("%s: the Responder did not end the connection", what);
-	pthread_mutex_lock(&srv.mu);
-	assert_int_equal(srv.held_now, 0);
-	pthread_mutex_unlock(&srv.mu);
+	assert_int_equal(rt_srv_get(&srv, &srv.held_now), 0);
 	assert_true(rw_wait_dead(&rq, RT_WAIT_MS));
 	rq_reconnect();
 	good_call();
+	served_by_library(&srv, 33, what);
 }
 
-static unsigned ended_now(void)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&srv.mu);
-	n = srv.ended;
-	pthread_mutex_unlock(&srv.mu);
-	return n;
-}
 
 /* ---- Inline calls, versions, procedures ---------------------------------- */
 
@@ -321,6 +382,20 @@ static void inline_call_exact(void **state)
 	put_msg_call(&w, &c);
 	send_w(&w);
 	expect_plain_reply(&c, "an inline call");
+	good_call();
+}
+
+/* RFC 8797 §4: the Responder's private data, as a Requester gets it
+ * with the connection: present, its receive size the Responder's
+ * (inline_recv, 4096 by default). */
+static void responder_private_data(void **state)
+{
+	struct uiw_rpcrdma_cm cm;
+
+	(void)state;
+	uiw_rpcrdma_cm_decode(rq.peer_pd, rq.peer_pd_len, &cm);
+	assert_true(cm.present);
+	assert_int_equal(cm.recv_size, 4096);
 	good_call();
 }
 
@@ -646,16 +721,20 @@ static void read_chunks(void **state)
 }
 
 /* §4.5.3: a Read chunk the Responder cannot read (an STag nobody
- * registered; a range past the region) ends the connection; the
- * Responder frees it and serves others. */
+ * registered; a range past the region) ends the connection, that one
+ * alone: another connection, open all along, goes on; the Responder
+ * frees it and serves new ones. */
 static void read_chunk_unreadable(void **state)
 {
+	struct rw_end other;
 	struct rw_region r;
 	struct rw_words w;
 	struct rw_hdr b;
 	unsigned k;
 
 	(void)state;
+	end_connect(&other, false);
+	good_call_on(&other);
 	for (k = 0; k < 2; k++) {
 		struct pcall c = { next_xid++, RT_ECHO, 0, 100, 0, true };
 		unsigned ended = ended_now();
@@ -673,6 +752,43 @@ static void read_chunk_unreadable(void **state)
 		assert_int_equal(rw_recv(&rq, &got, RT_WAIT_MS), -2);
 		rw_region_free(&r);
 		conn_ended(ended, "an unreadable Read chunk");
+		good_call_on(&other);
+	}
+	end_close(&other);
+}
+
+/* The same of a Write chunk (§3.4.6): the Responder's RDMA Write to
+ * an STag that is not the Requester's, or past its region, is refused
+ * by the Requester's RNIC, which ends the connection (RFC 5040 §7.2);
+ * nothing lands in the region, and the Responder frees the connection
+ * and serves new ones. */
+static void write_chunk_unwritable(void **state)
+{
+	struct rw_region r;
+	struct rw_words w;
+	struct rw_hdr b;
+	unsigned k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		/* the call's 8 octets of data come back DDP-eligible */
+		struct pcall c = { next_xid++, RT_ECHO | RT_F_DDP, 0, 8, 0,
+				   false };
+		unsigned ended = ended_now();
+
+		assert_int_equal(rw_region_new(&rq, &r, 64, 0xee), 0);
+		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
+		rw_hdr_wchunk(&b);
+		if (k == 0)
+			rw_hdr_wseg(&b, r.rkey ^ 0x33cc00, 64, r.addr);
+		else
+			rw_hdr_wseg(&b, r.rkey, 64, r.addr + 64 + RW_GUARD);
+		/* the Send may complete flushed: the connection ends */
+		call_words(&w, &b, &c);
+		assert_int_equal(rw_post(&rq, w.b, w.n, 0), 0);
+		assert_int_equal(rw_recv(&rq, &got, RT_WAIT_MS), -2);
+		region_done(&r, 0, "an unwritable Write chunk");
+		conn_ended(ended, "an unwritable Write chunk");
 	}
 }
 
@@ -866,20 +982,47 @@ static void long_call(void **state)
 
 /* ---- Receive resources --------------------------------------------------- */
 
-/* A Send longer than the Responder's receive buffers (4096): its
- * receive completes in error and the connection ends (RFC 5041 §7.2,
- * RFC 8166 §3.3); the Responder frees it and serves the next. */
+/* A Send longer than the Responder's receive buffers (inline_recv,
+ * 4096 by default): its receive completes in error and the connection
+ * ends (RFC 5041 §7.2, RFC 8166 §3.3); the Responder frees it and
+ * serves the next.  On a Responder of 1024 (which says so, RFC 8797
+ * §4), to a Requester that sends no private data, 2000 octets are too
+ * long already. */
 static void inline_too_long(void **state)
 {
 	struct pcall c = { next_xid++, RT_ECHO, 0, 4100, 0, false };
 	struct rw_words w = { .n = 0 };
 	unsigned ended = ended_now();
+	struct uiw_rpcrdma_cm cm;
+	struct uiw_rr_opts o;
+	struct rt_srv small;
+	struct rw_end e;
 
 	(void)state;
 	put_msg_call(&w, &c);
 	assert_true(w.n > 4096);
 	rw_post(&rq, w.b, w.n, 0);
 	conn_ended(ended, "a Send over the receive size");
+
+	uiw_rr_opts_init(&o);
+	o.inline_recv = 1024;
+	rt_srv_start(&small, &o);
+	assert_int_equal(rw_connect(&e, (struct sockaddr *)&small.addr,
+				    &(struct rw_opts){ 0 }), 0);
+	uiw_rpcrdma_cm_decode(e.peer_pd, e.peer_pd_len, &cm);
+	assert_true(cm.present);
+	assert_int_equal(cm.recv_size, 1024);
+	c = (struct pcall){ next_xid++, RT_ECHO, 0, 1948, 0, false };
+	w.n = 0;
+	put_msg_call(&w, &c);
+	assert_int_equal(w.n, 2000);
+	assert_int_equal(rw_post(&e, w.b, w.n, 0), 0);
+	assert_true(rw_wait_dead(&e, RT_WAIT_MS));
+	assert_true(rt_srv_wait(&small, &small.ended, 1));
+	rw_close(&e);
+	/* a call longer than 1024 octets, in a Read chunk */
+	served_by_library(&small, 3000, "a Send over 1024 octets");
+	rt_srv_stop(&small);
 }
 
 /*
@@ -932,12 +1075,10 @@ static void credits_overrun_held(void **state)
 {
 	struct pcall c = { 0, RT_HOLD, 0, 0, 0, false };
 	struct rw_words w;
-	unsigned i, ended = ended_now(), calls;
+	unsigned i, ended = ended_now(), calls = rt_srv_get(&srv, &srv.calls);
+	bool said;
 
 	(void)state;
-	pthread_mutex_lock(&srv.mu);
-	calls = srv.calls;
-	pthread_mutex_unlock(&srv.mu);
 	for (i = 0; i < 2 * CREDITS; i++) {
 		c.xid = next_xid++;
 		w.n = 0;
@@ -952,8 +1093,9 @@ static void credits_overrun_held(void **state)
 	if (!rt_srv_wait(&srv, &srv.ended, ended + 1))
 		fail_msg("the Responder did not end the connection");
 	pthread_mutex_lock(&srv.mu);
-	assert_non_null(strstr(srv.last_end_why, "more calls than granted"));
+	said = strstr(srv.last_end_why, "more calls than granted") != NULL;
 	pthread_mutex_unlock(&srv.mu);
+	assert_true(said);
 	conn_ended(ended, "a call beyond twice the grant");
 }
 
@@ -1011,8 +1153,8 @@ static void send_with_invalidate(void **state)
 		struct pcall c = { next_xid++, RT_ECHO | RT_F_DDP, 0, 64, 0,
 				   false };
 
-		rw_close(&rq);
-		rq_connect_opts(k == 0);
+		end_close(&rq);
+		end_connect(&rq, k == 0);
 		assert_int_equal(rw_region_new(&rq, &r, 64, 0xee), 0);
 		rw_hdr_init(&b, c.xid, ASK, UIW_RDMA_MSG);
 		rw_hdr_init(&e, c.xid, CREDITS, UIW_RDMA_MSG);
@@ -1042,11 +1184,13 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		T(inline_call_exact),
+		T(responder_private_data),
 		T(headers_by_hand),
 		T(beyond_bounds),
 		T(read_chunks),
 		T(read_chunk_unreadable),
 		T(write_chunks),
+		T(write_chunk_unwritable),
 		T(reply_chunk),
 		T(long_call),
 		T(inline_too_long),

@@ -168,6 +168,7 @@ static void threads_few_credits(void **state)
 struct held_call {
 	pthread_t th;
 	struct uiw_rr_clnt *c;
+	uint32_t xid;
 	enum uiw_rr_status st;
 	char why[256];
 };
@@ -218,6 +219,59 @@ static void held_while_others_pass(void **state)
 		fail_msg("the held call: %s", h.why);
 	assert_int_equal(rt_srv_get(&srv, &srv.reply_errors), 0);
 	uiw_rr_clnt_close(h.c);
+	rt_srv_stop(&srv);
+}
+
+/* Calls with Read chunks held by the Responder: its assembly memory
+ * is bounded (RR_ABUF_BUDGET max_calls); the calls beyond wait for a
+ * buffer to come back and are then served. */
+static void *budget_call_run(void *arg)
+{
+	struct held_call *h = arg;
+	struct rt_spec sp = { .op = RT_HOLD, .n = 1u << 20, .data_ddp = true,
+			      .timeout_ms = RT_WAIT_MS };
+
+	h->st = rt_call(h->c, h->xid, &sp, h->why, sizeof(h->why));
+	return NULL;
+}
+
+static void assembly_budget(void **state)
+{
+	struct uiw_rr_opts so = opts();
+	struct held_call h[8];
+	struct rt_srv srv;
+	struct uiw_rr_clnt *c;
+	unsigned i;
+
+	(void)state;
+	so.max_call = (1u << 20) + 4096;    /* 4 such calls in the budget */
+	rt_srv_start(&srv, &so);
+	c = rt_connect(&srv, NULL);
+	assert_non_null(c);
+	{
+		struct rt_spec sp = { .op = RT_ECHO };
+
+		call_ok(c, 1, &sp);         /* the grant */
+	}
+	for (i = 0; i < 8; i++) {
+		h[i] = (struct held_call){ .c = c, .xid = 0x5000 + i };
+		assert_int_equal(pthread_create(&h[i].th, NULL, budget_call_run,
+						&h[i]), 0);
+	}
+	assert_true(rt_srv_wait(&srv, &srv.calls, 1 + 4));
+	pthread_mutex_lock(&srv.mu);
+	srv.release = 8;
+	pthread_mutex_unlock(&srv.mu);
+	rt_srv_kick(&srv);
+	for (i = 0; i < 8; i++) {
+		pthread_join(h[i].th, NULL);
+		if (h[i].st != UIW_RR_OK)
+			fail_msg("call %u: %s", i, h[i].why);
+	}
+	/* never more than the budget's 4 handed out at once */
+	assert_true(rt_srv_get(&srv, &srv.max_held) <= 4);
+	assert_int_equal(rt_srv_get(&srv, &srv.calls), 9);
+	uiw_rr_clnt_close(c);
 	rt_srv_stop(&srv);
 }
 
@@ -630,6 +684,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(threads_default_credits),
 		cmocka_unit_test(threads_few_credits),
 		cmocka_unit_test(held_while_others_pass),
+		cmocka_unit_test(assembly_budget),
 		cmocka_unit_test(disconnect_mid_call),
 		cmocka_unit_test(disconnect_during_read),
 		cmocka_unit_test(responder_goes_away),

@@ -13,6 +13,8 @@
 #   libuiwarp-rpcrdma sends a call inline whenever it fits), everything
 #   else in inline Sends only (no chunk of any kind); over tcp no RDMA
 #   counts at all;
+# - --no-private-data (RFC 8797 §5.1): 1024-octet inline messages, so a
+#   put of 1024 octets by RDMA Read, a get of 1023 in a Reply chunk;
 # - ls of 300 objects (two LIST replies, the first one larger than the
 #   inline threshold: a Reply chunk over rdma) alike over both, stat, rm;
 # - the server's counts on SIGUSR1 (its RDMA Reads and Writes);
@@ -148,6 +150,29 @@ for t in rdma tcp; do
 	done
 done
 
+# ---- MPA revision 1 ----------------------------------------------------------
+# Its MPA frames carry no IRD/ORD (RFC 6581's word is revision 2's), so
+# the server's CM reports 0 for both: the Responder must still pull a
+# Read chunk (it takes its own ORD), and the data still comes back by
+# RDMA Write.
+head -c 300000 /dev/urandom >"$tmp/rev1"
+UIWARP_MPA_REV=1 sc rdma --stats put "$tmp/rev1" rev1
+if [ $rc -eq 0 ] && [ "$(val read_chunks)" = 1 ]; then
+	ok "MPA revision 1: a put of 300000 octets by one Read chunk"
+else
+	bad "MPA revision 1: put: status $rc, $(chunks_used)"
+	show "$tmp/err"
+fi
+UIWARP_MPA_REV=1 sc rdma --stats get rev1 "$tmp/g"
+if [ $rc -eq 0 ] && [ "$(val write_chunks)" = 1 ] &&
+	cmp -s "$tmp/rev1" "$tmp/g"; then
+	ok "MPA revision 1: got back the same by one Write chunk"
+else
+	bad "MPA revision 1: get: status $rc, $(chunks_used)"
+	show "$tmp/err"
+fi
+sc rdma rm rev1
+
 # ---- ls, stat, rm ----------------------------------------------------------
 # 300 more objects: LIST answers 256 at most, and a full answer is
 # larger than the 4096-octet inline threshold.
@@ -216,6 +241,27 @@ for t in rdma tcp; do
 		bad "$t: get of a removed object: status $rc"
 	fi
 done
+
+# ---- RFC 8797 private data off at the client ----------------------------------
+# Both ends then keep to 1024-octet inline messages (§5.1): a put of
+# 1024 octets, inline above, moves its data by RDMA Read; the reply to
+# a get of 1023 octets (no Write chunk below STORE_DDP_MIN) comes as a
+# Long reply in the Reply chunk.
+sc rdma --no-private-data --stats put "$tmp/f1024" np-1024
+if [ $rc -eq 0 ] && [ "$(chunks_used)" = "read=1 write=0 reply=0 long=0" ]; then
+	ok "rdma --no-private-data: put of 1024 octets by RDMA Read"
+else
+	bad "rdma --no-private-data: put of 1024 octets: status $rc, $(chunks_used)"
+	show "$tmp/out" "$tmp/err"
+fi
+sc rdma --no-private-data --stats get rdma-1023 "$tmp/g"
+if [ $rc -eq 0 ] && [ "$(chunks_used)" = "read=0 write=0 reply=1 long=1" ] &&
+	cmp -s "$tmp/f1023" "$tmp/g"; then
+	ok "rdma --no-private-data: get of 1023 octets in a Reply chunk, the same octets"
+else
+	bad "rdma --no-private-data: get of 1023 octets: status $rc, $(chunks_used)"
+	show "$tmp/out" "$tmp/err"
+fi
 
 # ---- the server's counts ---------------------------------------------------
 kill -USR1 "$spid"

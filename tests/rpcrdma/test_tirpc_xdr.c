@@ -19,6 +19,7 @@
 #include "rr_xdr.h"
 #include "rrtest.h"
 #include "tirpc_util.h"
+#include "xdr_util.h"
 
 /* nfs3sub.x's program is NFS's (RFC 1813) */
 #define NFS_PROG NFS_PROGRAM
@@ -26,27 +27,6 @@
 #define P_READ NFSPROC3_READ
 #define P_WRITE NFSPROC3_WRITE
 #define P_SYMLINK NFSPROC3_SYMLINK
-
-static uint8_t *pattern(size_t n, unsigned seed)
-{
-	uint8_t *p = malloc(n ? n : 1);
-
-	assert_non_null(p);
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 7 + seed);
-	return p;
-}
-
-/* The plain encoding, for reference. */
-static size_t xdrmem_encode(xdrproc_t proc, void *obj, uint8_t *buf,
-			    size_t cap)
-{
-	XDR x;
-
-	xdrmem_create(&x, (char *)buf, (u_int)cap, XDR_ENCODE);
-	assert_true(proc(&x, obj));
-	return XDR_GETPOS(&x);
-}
 
 static struct uiw_rr_sel sel_of(const struct uiw_rpcrdma_ulb *u,
 				rpcprog_t prog, rpcvers_t vers,
@@ -68,39 +48,6 @@ static const struct uiw_rr_iov *split(struct uiw_rr_xenc *e,
 	return uiw_rr_xenc_finish(e, niov);
 }
 
-/* The pieces put back together as the Responder would (Read chunks at
- * their place, XDR-padded): must be the plain encoding. */
-static void assert_unreduced(const struct uiw_rr_iov *iov, unsigned n,
-			     const uint8_t *ref, size_t ref_len)
-{
-	size_t o = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		assert_true(o + iov[i].len <= ref_len);
-		assert_memory_equal(iov[i].base, ref + o, iov[i].len);
-		o += iov[i].len;
-		if (iov[i].ddp) {
-			size_t pad = (4 - (iov[i].len & 3)) & 3;
-
-			for (size_t k = 0; k < pad; k++)
-				assert_int_equal(ref[o + k], 0);
-			o += pad;
-		} else {
-			assert_int_equal(iov[i].len & 3, 0);
-		}
-	}
-	assert_int_equal(o, ref_len);
-}
-
-static unsigned count_ddp(const struct uiw_rr_iov *iov, unsigned n)
-{
-	unsigned d = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		d += iov[i].ddp;
-	return d;
-}
-
 /* RFC 8267 §4: WRITE3args' data (the second body, after the file
  * handle) goes as a Read chunk from the caller's memory, without its
  * pad; at every length modulo four, and inline below min_len. */
@@ -118,7 +65,7 @@ static void test_nfs3_write_args(void **state)
 	memset(fh, 0xab, sizeof(fh));
 	uiw_rr_xenc_init(&e);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		uint8_t *data = pattern(lens[i], (unsigned)i);
+		uint8_t *data = xu_pattern(lens[i], (unsigned)i);
 		WRITE3args a = {
 			.file = { .data = { sizeof(fh), fh } },
 			.offset = 1ull << 40, .count = (count3)lens[i],
@@ -127,15 +74,15 @@ static void test_nfs3_write_args(void **state)
 		};
 		size_t cap = lens[i] + 256;
 		uint8_t *ref = malloc(cap);
-		size_t ref_len = xdrmem_encode((xdrproc_t)xdr_WRITE3args, &a,
-					       ref, cap);
+		size_t ref_len = xu_encode((xdrproc_t)xdr_WRITE3args, &a,
+					   ref, cap);
 		const struct uiw_rr_iov *iov;
 		unsigned n;
 
 		iov = split(&e, &sel, UINT_MAX, (xdrproc_t)xdr_WRITE3args,
 			    &a, &n);
 		assert_non_null(iov);
-		assert_unreduced(iov, n, ref, ref_len);
+		xu_assert_unreduced(iov, n, ref, ref_len, true);
 		assert_int_equal(XDR_GETPOS(&e.xdr), ref_len);
 		if (lens[i] >= 1024) {
 			/* header words, then the data itself, pad gone */
@@ -145,7 +92,7 @@ static void test_nfs3_write_args(void **state)
 			assert_int_equal(iov[1].len, lens[i]);
 			assert_int_equal(iov[0].len, 4 + 32 + 8 + 4 + 4 + 4);
 		} else {
-			assert_int_equal(count_ddp(iov, n), 0);
+			assert_int_equal(xu_count_ddp(iov, n), 0);
 		}
 		free(ref);
 		free(data);
@@ -181,13 +128,13 @@ static void test_nfs3_symlink_args(void **state)
 	a.symlink.symlink_attributes.mode.set_it = TRUE;
 	a.symlink.symlink_attributes.mode.set_mode3_u.mode = 0777;
 	a.symlink.symlink_data = path;
-	ref_len = xdrmem_encode((xdrproc_t)xdr_SYMLINK3args, &a, ref,
-				sizeof(ref));
+	ref_len = xu_encode((xdrproc_t)xdr_SYMLINK3args, &a, ref,
+			    sizeof(ref));
 	uiw_rr_xenc_init(&e);
 	iov = split(&e, &sel, UINT_MAX, (xdrproc_t)xdr_SYMLINK3args, &a, &n);
 	assert_non_null(iov);
-	assert_unreduced(iov, n, ref, ref_len);
-	assert_int_equal(count_ddp(iov, n), 1);
+	xu_assert_unreduced(iov, n, ref, ref_len, true);
+	assert_int_equal(xu_count_ddp(iov, n), 1);
 	assert_int_equal(n, 2);
 	assert_ptr_equal(iov[1].base, path);
 	assert_int_equal(iov[1].len, sizeof(path) - 1);
@@ -208,7 +155,7 @@ static void test_count_from_args(void **state)
 				   100, 3, gids);
 	struct rpc_msg m = { .rm_xid = 0x1234, .rm_direction = CALL };
 	char fh[8] = "handle!";
-	uint8_t *data = pattern(5000, 9);
+	uint8_t *data = xu_pattern(5000, 9);
 	WRITE3args a = { .file = { .data = { 8, fh } }, .count = 5000,
 			 .data = { 5000, (char *)data } };
 	struct uiw_rr_body b = { (xdrproc_t)xdr_WRITE3args, &a };
@@ -236,8 +183,8 @@ static void test_count_from_args(void **state)
 	/* the body's unreduced copy is WRITE3args' plain encoding */
 	{
 		uint8_t ref[6000], *copy;
-		size_t ref_len = xdrmem_encode((xdrproc_t)xdr_WRITE3args, &a,
-					       ref, sizeof(ref));
+		size_t ref_len = xu_encode((xdrproc_t)xdr_WRITE3args, &a,
+					   ref, sizeof(ref));
 		size_t len;
 
 		assert_int_equal(uiw_rr_xenc_body_copy(&e, &copy, &len), 0);
@@ -248,52 +195,6 @@ static void test_count_from_args(void **state)
 	uiw_rr_xenc_fini(&e);
 	AUTH_DESTROY(au);
 	free(data);
-}
-
-/* Reduces the results as a Responder with nwt Write chunks offered,
- * lands the reduced ones in chunks, and decodes the reduced stream
- * with the splicing decoder. */
-struct landed {
-	uint8_t *stream;
-	size_t len;
-	struct uiw_rr_wtarget wt[UIW_RR_MAX_WCHUNK];
-	uint64_t wlen[UIW_RR_MAX_WCHUNK];
-	unsigned nddp;
-};
-
-static void land(const struct uiw_rr_iov *iov, unsigned n,
-		 const size_t *chunk_len, unsigned nwt, struct landed *l)
-{
-	size_t total = 0;
-	unsigned k = 0;
-
-	memset(l, 0, sizeof(*l));
-	for (unsigned i = 0; i < n; i++)
-		total += iov[i].ddp ? 0 : iov[i].len;
-	l->stream = malloc(total ? total : 1);
-	for (unsigned i = 0; i < nwt; i++) {
-		l->wt[i].len = chunk_len[i];
-		l->wt[i].base = malloc(chunk_len[i] ? chunk_len[i] : 1);
-	}
-	for (unsigned i = 0; i < n; i++) {
-		if (!iov[i].ddp) {
-			memcpy(l->stream + l->len, iov[i].base, iov[i].len);
-			l->len += iov[i].len;
-			continue;
-		}
-		assert_true(k < nwt);
-		assert_true(iov[i].len <= chunk_len[k]);
-		memcpy(l->wt[k].base, iov[i].base, iov[i].len);
-		l->wlen[k++] = iov[i].len;
-	}
-	l->nddp = k;
-}
-
-static void unland(struct landed *l, unsigned nwt)
-{
-	for (unsigned i = 0; i < nwt; i++)
-		free(l->wt[i].base);
-	free(l->stream);
 }
 
 /* READ3res: the data is reduced into the Write chunk whatever its
@@ -312,7 +213,7 @@ static void test_nfs3_read_results(void **state)
 	uiw_rr_xenc_init(&e);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		for (unsigned nwt = 0; nwt <= 1; nwt++) {
-			uint8_t *data = pattern(lens[i], (unsigned)i + 3);
+			uint8_t *data = xu_pattern(lens[i], (unsigned)i + 3);
 			READ3res r = { .status = 0 };
 			READ3res back;
 			size_t clen = lens[i] + 8, ref_len;
@@ -320,7 +221,7 @@ static void test_nfs3_read_results(void **state)
 			uint8_t *ref = malloc(cap);
 			const struct uiw_rr_iov *iov;
 			struct uiw_rr_xdec d;
-			struct landed l;
+			struct xu_landed l;
 			unsigned n;
 			XDR *x;
 			struct uiw_rr_body b;
@@ -331,15 +232,15 @@ static void test_nfs3_read_results(void **state)
 			r.READ3res_u.resok.eof = TRUE;
 			r.READ3res_u.resok.data.data_len = (u_int)lens[i];
 			r.READ3res_u.resok.data.data_val = (char *)data;
-			ref_len = xdrmem_encode((xdrproc_t)xdr_READ3res, &r,
-						ref, cap);
+			ref_len = xu_encode((xdrproc_t)xdr_READ3res, &r,
+					    ref, cap);
 			iov = split(&e, &sel, nwt, (xdrproc_t)xdr_READ3res, &r,
 				    &n);
 			assert_non_null(iov);
-			assert_int_equal(count_ddp(iov, n), nwt);
+			assert_int_equal(xu_count_ddp(iov, n), nwt);
 			if (nwt)
 				assert_ptr_equal(iov[1].base, data);
-			land(iov, n, &clen, nwt, &l);
+			xu_land(iov, n, &clen, nwt, &l);
 			assert_int_equal(l.len + (nwt ? lens[i] +
 					 ((4 - (lens[i] & 3)) & 3) : 0),
 					 ref_len);
@@ -357,7 +258,7 @@ static void test_nfs3_read_results(void **state)
 					    data, lens[i]);
 			assert_int_equal(back.READ3res_u.resok.count, lens[i]);
 			xdr_free((xdrproc_t)xdr_READ3res, (char *)&back);
-			unland(&l, nwt);
+			xu_unland(&l, nwt);
 			free(ref);
 			free(data);
 		}
@@ -377,15 +278,15 @@ static void test_nfs3_read_failed(void **state)
 	size_t clen = 4096;
 	const struct uiw_rr_iov *iov;
 	struct uiw_rr_xdec d;
-	struct landed l;
+	struct xu_landed l;
 	struct uiw_rr_body b = { (xdrproc_t)xdr_READ3res, &back };
 	unsigned n;
 
 	(void)state;
 	uiw_rr_xenc_init(&e);
 	iov = split(&e, &sel, 1, (xdrproc_t)xdr_READ3res, &r, &n);
-	assert_int_equal(count_ddp(iov, n), 0);
-	land(iov, n, &clen, 1, &l);
+	assert_int_equal(xu_count_ddp(iov, n), 0);
+	xu_land(iov, n, &clen, 1, &l);
 	memset(&back, 0, sizeof(back));
 	uiw_rr_xdec_init(&d, l.stream, l.len, &sel, l.wt, l.wlen, 1);
 	assert_true(uiw_rr_xdr_body(&d.xdr, &b));
@@ -398,7 +299,7 @@ static void test_nfs3_read_failed(void **state)
 	assert_true(uiw_rr_xdr_body(&d.xdr, &b));
 	assert_false(uiw_rr_xdec_done(&d));
 	assert_non_null(strstr(d.why, "Write chunk 1"));
-	unland(&l, 1);
+	xu_unland(&l, 1);
 	uiw_rr_xenc_fini(&e);
 }
 
@@ -414,7 +315,7 @@ static void test_splice_length_mismatch(void **state)
 	size_t clen = 4096;
 	const struct uiw_rr_iov *iov;
 	struct uiw_rr_xdec d;
-	struct landed l;
+	struct xu_landed l;
 	struct uiw_rr_body b = { (xdrproc_t)xdr_READLINK3res, &back };
 	unsigned n;
 
@@ -422,8 +323,8 @@ static void test_splice_length_mismatch(void **state)
 	r.READLINK3res_u.resok.data = path;
 	uiw_rr_xenc_init(&e);
 	iov = split(&e, &sel, 1, (xdrproc_t)xdr_READLINK3res, &r, &n);
-	assert_int_equal(count_ddp(iov, n), 1);
-	land(iov, n, &clen, 1, &l);
+	assert_int_equal(xu_count_ddp(iov, n), 1);
+	xu_land(iov, n, &clen, 1, &l);
 	memset(&back, 0, sizeof(back));
 	uiw_rr_xdec_init(&d, l.stream, l.len, &sel, l.wt, l.wlen, 1);
 	assert_true(uiw_rr_xdr_body(&d.xdr, &b));
@@ -435,7 +336,7 @@ static void test_splice_length_mismatch(void **state)
 	assert_false(uiw_rr_xdr_body(&d.xdr, &b));
 	assert_non_null(strstr(d.why, "Write chunk holds"));
 	xdr_free((xdrproc_t)xdr_READLINK3res, (char *)&back);
-	unland(&l, 1);
+	xu_unland(&l, 1);
 	uiw_rr_xenc_fini(&e);
 }
 
@@ -445,7 +346,7 @@ static void test_rrt_echo_both_ways(void **state)
 				      RRTPROC_ECHO, UIW_RPCRDMA_ARGS);
 	struct uiw_rr_sel rs = as;
 	struct uiw_rr_xenc e;
-	uint8_t tag[16], *data = pattern(777, 1);
+	uint8_t tag[16], *data = xu_pattern(777, 1);
 	rrt_echo_args a = { { 16, (char *)tag }, 5, { 777, (char *)data } };
 	char note[] = "a note that is long enough to pass any min_len of this "
 		      "binding, but is not eligible";
@@ -453,7 +354,7 @@ static void test_rrt_echo_both_ways(void **state)
 	const struct uiw_rr_iov *iov;
 	size_t clen = RRT_MAX;
 	struct uiw_rr_xdec d;
-	struct landed l;
+	struct xu_landed l;
 	struct uiw_rr_body b = { (xdrproc_t)xdr_rrt_echo_res, &back };
 	unsigned n;
 
@@ -461,14 +362,14 @@ static void test_rrt_echo_both_ways(void **state)
 	memset(tag, 't', sizeof(tag));
 	uiw_rr_xenc_init(&e);
 	iov = split(&e, &as, UINT_MAX, (xdrproc_t)xdr_rrt_echo_args, &a, &n);
-	assert_int_equal(count_ddp(iov, n), 1);
+	assert_int_equal(xu_count_ddp(iov, n), 1);
 	assert_ptr_equal(iov[1].base, data);
 	rs.dir = UIW_RPCRDMA_RESULTS;
 	iov = split(&e, &rs, 1, (xdrproc_t)xdr_rrt_echo_res, &r, &n);
 	assert_int_equal(n, 3);         /* seq+len | data | note */
-	assert_int_equal(count_ddp(iov, n), 1);
+	assert_int_equal(xu_count_ddp(iov, n), 1);
 	assert_ptr_equal(iov[1].base, data);
-	land(iov, n, &clen, 1, &l);
+	xu_land(iov, n, &clen, 1, &l);
 	memset(&back, 0, sizeof(back));
 	uiw_rr_xdec_init(&d, l.stream, l.len, &rs, l.wt, l.wlen, 1);
 	/* no pointer into the inline stream while a result may be due */
@@ -484,7 +385,7 @@ static void test_rrt_echo_both_ways(void **state)
 	assert_true(XDR_SETPOS(&d.xdr, XDR_GETPOS(&d.xdr) - 4));
 	assert_non_null(XDR_INLINE(&d.xdr, 4));
 	xdr_free((xdrproc_t)xdr_rrt_echo_res, (char *)&back);
-	unland(&l, 1);
+	xu_unland(&l, 1);
 	uiw_rr_xenc_fini(&e);
 	free(data);
 }
@@ -504,11 +405,11 @@ static void test_wchunks(void **state)
 
 	(void)state;
 	assert_true(uiw_rr_ulb_wants_args(&s));
-	n = xdrmem_encode((xdrproc_t)xdr_rrt_read_args, &ra, buf, sizeof(buf));
+	n = xu_encode((xdrproc_t)xdr_rrt_read_args, &ra, buf, sizeof(buf));
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, buf, n, len), 1);
 	assert_int_equal(len[0], 70000);
 	ra.count = 63;
-	n = xdrmem_encode((xdrproc_t)xdr_rrt_read_args, &ra, buf, sizeof(buf));
+	n = xu_encode((xdrproc_t)xdr_rrt_read_args, &ra, buf, sizeof(buf));
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, buf, n, len), 0);
 	/* a truncated argument stream offers nothing */
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, buf, 8, len), 0);
@@ -521,7 +422,7 @@ static void test_wchunks(void **state)
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, NULL, 0, len), 0);
 
 	s = sel_of(nfs, NFS_PROG, NFS_V3, P_READ, UIW_RPCRDMA_RESULTS);
-	n = xdrmem_encode((xdrproc_t)xdr_READ3args, &na, buf, sizeof(buf));
+	n = xu_encode((xdrproc_t)xdr_READ3args, &na, buf, sizeof(buf));
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, buf, n, len), 1);
 	assert_int_equal(len[0], 300000);
 	s.proc = P_READLINK;
@@ -542,7 +443,7 @@ static void test_enc_positions(void **state)
 	struct uiw_rr_sel sel = sel_of(&rrt_ulb, RRT_PROG, RRT_V1,
 				       RRTPROC_ECHO, UIW_RPCRDMA_ARGS);
 	struct uiw_rr_xenc e;
-	uint8_t tag[3] = "ab", *data = pattern(101, 2);
+	uint8_t tag[3] = "ab", *data = xu_pattern(101, 2);
 	rrt_echo_args a = { { 3, (char *)tag }, 7, { 101, (char *)data } };
 	struct uiw_rr_body b = { (xdrproc_t)xdr_rrt_echo_args, &a };
 	u_int end, after;

@@ -1,7 +1,8 @@
 /*
  * The server of the libtirpc tests: rrtest.x's program, through
- * rpcgen's own skeleton (rrt_prog_1), and NFSv3's READ, WRITE,
- * SYMLINK and READLINK (nfs3sub.x, nfs_program_3), on RPC-over-RDMA
+ * rpcgen's own skeleton (rrt_prog_1), NFSv3's READ, WRITE, SYMLINK
+ * and READLINK (nfs3sub.x, nfs_program_3) and NFSv4's COMPOUND with
+ * some operations (nfs4sub.x, nfs4_program_4), on RPC-over-RDMA
  * SVCXPRTs (on
  * 127.0.0.1 and ::1) and on TCP and UDP ones, all served by one
  * svc_run.  It tells its ports
@@ -28,6 +29,7 @@
 
 void rrt_prog_1(struct svc_req *rqstp, SVCXPRT *transp);
 void nfs_program_3(struct svc_req *rqstp, SVCXPRT *transp);
+void nfs4_program_4(struct svc_req *rqstp, SVCXPRT *transp);
 
 /* ---- the program ------------------------------------------------------- */
 
@@ -207,6 +209,197 @@ READLINK3res *nfsproc3_readlink_3_svc(READLINK3args *a, struct svc_req *rq)
 	return &r;
 }
 
+/* ---- NFSv4's COMPOUND (RFC 7530 §16.2, RFC 5661 §16.2) on the same file:
+ * the operations in order until one fails ---------------------------- */
+
+#define NFS4_MAX_OPS 32
+
+static uint8_t *nfs4_link;
+static u_int nfs4_link_len;
+static char nfs4_fh[NFS4_FHSIZE];
+static u_int nfs4_fh_len;
+
+void *nfsproc4_null_4_svc(void *arg, struct svc_req *rq)
+{
+	return rrtproc_null_1_svc(arg, rq);
+}
+
+static nfsstat4 op4_sequence(nfs_argop4 *a, nfs_resop4 *r)
+{
+	SEQUENCE4args *s = &a->nfs_argop4_u.opsequence;
+	SEQUENCE4resok *k = &r->nfs_resop4_u.opsequence.SEQUENCE4res_u
+				     .sr_resok4;
+
+	memcpy(k->sr_sessionid, s->sa_sessionid, sizeof(k->sr_sessionid));
+	k->sr_sequenceid = s->sa_sequenceid;
+	k->sr_slotid = s->sa_slotid;
+	k->sr_highest_slotid = s->sa_slotid;
+	k->sr_target_highest_slotid = 63;
+	return NFS4_OK;
+}
+
+/* a handle that begins with "bad" is stale */
+static nfsstat4 op4_putfh(nfs_argop4 *a, nfs_resop4 *r)
+{
+	nfs_fh4 *fh = &a->nfs_argop4_u.opputfh.object;
+
+	(void)r;
+	if (fh->nfs_fh4_len >= 3 && !memcmp(fh->nfs_fh4_val, "bad", 3))
+		return NFS4ERR_BADHANDLE;
+	nfs4_fh_len = fh->nfs_fh4_len;
+	memcpy(nfs4_fh, fh->nfs_fh4_val, fh->nfs_fh4_len);
+	return NFS4_OK;
+}
+
+static nfsstat4 op4_getfh(nfs_argop4 *a, nfs_resop4 *r)
+{
+	(void)a;
+	r->nfs_resop4_u.opgetfh.GETFH4res_u.object =
+		(nfs_fh4){ nfs4_fh_len, nfs4_fh };
+	return NFS4_OK;
+}
+
+/* the file's size (FATTR4_SIZE, attribute 4), whatever is asked */
+static nfsstat4 op4_getattr(nfs_argop4 *a, nfs_resop4 *r)
+{
+	static u_int mask[2] = { 1u << 4, 0 };
+	static uint8_t size[8];
+	fattr4 *f = &r->nfs_resop4_u.opgetattr.GETATTR4res_u.obj_attributes;
+
+	(void)a;
+	for (unsigned i = 0; i < 8; i++)
+		size[i] = (uint8_t)((uint64_t)nfs_size >> (56 - 8 * i));
+	f->attrmask = (bitmap4){ 2, mask };
+	f->attr_vals = (attrlist4){ 8, (char *)size };
+	return NFS4_OK;
+}
+
+/* a stateid of seqid 0xbad is not one */
+static nfsstat4 op4_read(nfs_argop4 *a, nfs_resop4 *r)
+{
+	READ4args *ra = &a->nfs_argop4_u.opread;
+	READ4resok *ok = &r->nfs_resop4_u.opread.READ4res_u.resok4;
+	size_t n;
+
+	if (ra->stateid.seqid == 0xbad)
+		return NFS4ERR_BAD_STATEID;
+	if (ra->offset > nfs_size)
+		return NFS4ERR_INVAL;
+	n = nfs_size - ra->offset < ra->count ? nfs_size - ra->offset :
+						ra->count;
+	ok->eof = ra->offset + n == nfs_size;
+	ok->data.data_len = (u_int)n;
+	ok->data.data_val = (char *)nfs_file + ra->offset;
+	return NFS4_OK;
+}
+
+static nfsstat4 op4_write(nfs_argop4 *a, nfs_resop4 *r)
+{
+	WRITE4args *w = &a->nfs_argop4_u.opwrite;
+	WRITE4resok *ok = &r->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
+
+	if (!nfs_file)
+		nfs_file = malloc(RRT_MAX);
+	if (!nfs_file || w->offset > RRT_MAX ||
+	    w->data.data_len > RRT_MAX - w->offset)
+		return NFS4ERR_INVAL;
+	memcpy(nfs_file + w->offset, w->data.data_val, w->data.data_len);
+	if (w->offset + w->data.data_len > nfs_size)
+		nfs_size = w->offset + w->data.data_len;
+	ok->count = w->data.data_len;
+	ok->committed = FILE_SYNC4;
+	memcpy(ok->writeverf, "uiwarp!!", 8);
+	return NFS4_OK;
+}
+
+/* NF4LNK alone: the link, any octets */
+static nfsstat4 op4_create(nfs_argop4 *a, nfs_resop4 *r)
+{
+	createtype4 *t = &a->nfs_argop4_u.opcreate.objtype;
+	linktext4 *l = &t->createtype4_u.linkdata;
+
+	(void)r;
+	if (t->type != NF4LNK)
+		return NFS4ERR_NOTSUPP;
+	free(nfs4_link);
+	nfs4_link = malloc(l->linktext4_len ? l->linktext4_len : 1);
+	if (!nfs4_link)
+		return NFS4ERR_IO;
+	memcpy(nfs4_link, l->linktext4_val, l->linktext4_len);
+	nfs4_link_len = l->linktext4_len;
+	return NFS4_OK;
+}
+
+static nfsstat4 op4_readlink(nfs_argop4 *a, nfs_resop4 *r)
+{
+	(void)a;
+	r->nfs_resop4_u.opreadlink.READLINK4res_u.link =
+		(linktext4){ nfs4_link_len, (char *)nfs4_link };
+	return NFS4_OK;
+}
+
+/* no minor version's: its blob back */
+static nfsstat4 op4_private(nfs_argop4 *a, nfs_resop4 *r)
+{
+	r->nfs_resop4_u.opprivate.blob.blob_len =
+		a->nfs_argop4_u.opprivate.blob.blob_len;
+	r->nfs_resop4_u.opprivate.blob.blob_val =
+		a->nfs_argop4_u.opprivate.blob.blob_val;
+	return NFS4_OK;
+}
+
+/* One row per operation this server carries out; the status each
+ * result begins with is where its union keeps it. */
+static const struct {
+	nfs_opnum4 op;
+	nfsstat4 (*run)(nfs_argop4 *a, nfs_resop4 *r);
+} nfs4_ops[] = {
+	{ OP_SEQUENCE, op4_sequence },
+	{ OP_PUTFH, op4_putfh },
+	{ OP_GETFH, op4_getfh },
+	{ OP_GETATTR, op4_getattr },
+	{ OP_READ, op4_read },
+	{ OP_WRITE, op4_write },
+	{ OP_CREATE, op4_create },
+	{ OP_READLINK, op4_readlink },
+	{ OP_PRIVATE, op4_private },
+};
+
+COMPOUND4res *nfsproc4_compound_4_svc(COMPOUND4args *a, struct svc_req *rq)
+{
+	static nfs_resop4 res[NFS4_MAX_OPS];
+	static COMPOUND4res cr;
+	u_int n = a->argarray.argarray_len;
+
+	(void)rq;
+	memset(&cr, 0, sizeof(cr));
+	memset(res, 0, sizeof(res));
+	cr.tag = a->tag;
+	cr.resarray.resarray_val = res;
+	if (n > NFS4_MAX_OPS) {
+		cr.status = NFS4ERR_INVAL;
+		return &cr;
+	}
+	for (u_int i = 0; i < n; i++) {
+		nfs_argop4 *op = &a->argarray.argarray_val[i];
+		nfsstat4 st = NFS4ERR_NOTSUPP;
+
+		for (size_t k = 0; k < sizeof(nfs4_ops) / sizeof(nfs4_ops[0]);
+		     k++)
+			if (nfs4_ops[k].op == op->argop)
+				st = nfs4_ops[k].run(op, &res[i]);
+		res[i].resop = op->argop;
+		/* every result of nfs4sub.x begins with its status */
+		*(nfsstat4 *)&res[i].nfs_resop4_u = st;
+		cr.resarray.resarray_len = i + 1;
+		if (st != NFS4_OK) {
+			cr.status = st;
+			break;
+		}
+	}
+	return &cr;
+}
+
 /* No result, so rpcgen's skeleton sends no reply. */
 void *rrtproc_drop_1_svc(void *arg, struct svc_req *rq)
 {
@@ -310,6 +503,7 @@ static SVCXPRT *rdma_xprt(const char *addr, const struct uiw_rpcrdma_opts *o,
 	}
 	if (!svc_reg(x, RRT_PROG, RRT_V1, rrt_prog_1, NULL) ||
 	    !svc_reg(x, NFS_PROGRAM, NFS_V3, nfs_program_3, NULL) ||
+	    !svc_reg(x, NFS4_PROGRAM, NFS_V4, nfs4_program_4, NULL) ||
 	    strcmp(x->xp_netid, netid) || !x->xp_ltaddr.len) {
 		fprintf(stderr, "tirpc_server: %s: svc_reg failed or netid "
 			"%s\n", addr, x->xp_netid);

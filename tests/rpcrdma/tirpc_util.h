@@ -14,6 +14,7 @@
 #include <uiwarp/rpcrdma.h>
 
 #include "nfs3sub.h"
+#include "nfs4sub.h"
 #include "rrtest.h"
 
 #define RRT_MAX (16u << 20)

@@ -408,3 +408,56 @@ seed rpcrdma_splice each_two    04 0004 0002 00000000 00000004 00000002
 seed rpcrdma_splice inline      00 00000000 00000002 41420000 00000001 43000000
 # a failed result: the chunk offered stays unused
 seed rpcrdma_splice failed      03 0000 00000046
+
+# ---- rpcrdma_nfs4walk: c0 (1: results) c1 c2 (the items to take out),
+# then a COMPOUND4args or COMPOUND4res (RFC 7530 §16, RFC 5661 §16.2) ----
+# XDR words, decimal, as hex
+w() { local v; for v in "$@"; do printf '%08x' "$v"; done; }
+# an opaque<> of n octets 'a' and its pad
+opq() {
+	local n=$1 i
+	printf '%08x' "$n"
+	for ((i = 0; i < n; i++)); do printf '61'; done
+	for ((i = n; i % 4; i++)); do printf '00'; done
+}
+TAG=$(opq 3)
+STATEID=$(w 1)$(zeros 12)
+SEQ_A=$(w 53)$(zeros 16)$(w 7 0 0 1)
+SEQ_R=$(w 53 0)$(zeros 36)
+PUTFH_A=$(w 22)$(opq 20)
+GETATTR_A=$(w 9 2 24 3145728)
+GETATTR_R=$(w 9 0 2 16 0)$(opq 8)
+READ_A=$(w 25)$STATEID$(w 0 4096 70000)
+FATTR=$(w 1 2)$(opq 4)
+# SEQUENCE PUTFH READ GETATTR, both ways (slot 0 taken out)
+seed rpcrdma_nfs4walk args_read  00 00 00 $TAG $(w 1 4) $SEQ_A $PUTFH_A \
+			       $READ_A $GETATTR_A
+seed rpcrdma_nfs4walk res_read   01 01 00 $(w 0) $TAG $(w 4) $SEQ_R \
+			       $(w 22 0 25 0 1) "$(opq 50)" $GETATTR_R
+# PUTFH WRITE GETATTR; CREATE NF4LNK GETFH
+seed rpcrdma_nfs4walk args_write 00 ff ff $TAG $(w 0 3) $PUTFH_A \
+			       $(w 38) $STATEID $(w 0 0 2) "$(opq 30)" \
+			       $GETATTR_A
+seed rpcrdma_nfs4walk args_link  00 01 00 $TAG $(w 0 3) $PUTFH_A \
+			       $(w 6 5) "$(opq 20)" "$(opq 3)" $FATTR $(w 10)
+# READLINK; two READs, the first failed; CREATE's result
+seed rpcrdma_nfs4walk res_link   01 01 00 $(w 0) $TAG $(w 2 22 0 27 0) \
+			       "$(opq 12)"
+seed rpcrdma_nfs4walk res_reads  01 03 00 $(w 0) $TAG $(w 3 22 0 25 5 25 0 0) \
+			       "$(opq 9)"
+seed rpcrdma_nfs4walk res_create 01 00 00 $(w 0) $TAG $(w 1 6 0) \
+			       $(zeros 20) $(w 1 2)
+# an operation no minor version has, then READ
+seed rpcrdma_nfs4walk args_unknown 00 00 00 $TAG $(w 1 3) $PUTFH_A \
+			       $(w 99) "$(opq 5)" $(w 1) $READ_A
+# EXCHANGE_ID (SP4_NONE), CREATE_SESSION (AUTH_SYS), OPEN (GUARDED,
+# CLAIM_NULL), LOCK (a new lock owner)
+seed rpcrdma_nfs4walk args_session 00 00 00 $TAG $(w 1 4) \
+			       $(w 42) $(zeros 8) "$(opq 8)" $(w 0 0 0) \
+			       $(w 43) $(zeros 16) $(w 0 0 0 0 0 0 0) \
+			       $(w 0 0 0 0 0 0 0) $(w 1073741824 1 1 0) \
+			       "$(opq 5)" $(w 0 0 0) \
+			       $(w 18 0 2 0) $(zeros 8) "$(opq 4)" $(w 1 1) \
+			       $FATTR $(w 0) "$(opq 4)" \
+			       $(w 12 2 0 0 0 0 0 1 0) $STATEID $(w 0) \
+			       $(zeros 8) "$(opq 4)"
