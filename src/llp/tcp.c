@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -673,12 +675,24 @@ static int sock_error(int fd)
 	return e;
 }
 
+/* Octets wait in the socket for the engine. */
+static bool rx_pending(struct uiw_tcp *t)
+{
+	int n = 0;
+
+	return t->rx == RX_ENGINE && ioctl(t->fd, SIOCINQ, &n) == 0 && n > 0;
+}
+
 static void tcp_event(void *arg, uint32_t events)
 {
 	struct uiw_tcp *t = arg;
 	bool tx;
 
-	if (events & EPOLLERR) {
+	/* An error (a reset, say) while the engine reads: the octets that
+	 * came before it are read first, as an RNIC would have placed them
+	 * on arrival, and the read reports the error (tcp_rx).  Unread
+	 * they are, in poll mode, when the application did not poll. */
+	if ((events & EPOLLERR) && t->rx != RX_ENGINE) {
 		int e = sock_error(t->fd);
 
 		if (e) {
@@ -700,12 +714,24 @@ static void tcp_event(void *arg, uint32_t events)
 		}
 	}
 	tx = (events & EPOLLOUT) || t->want_out;
-	if (t->rx != RX_EOF && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)))
+	if (t->rx != RX_EOF &&
+	    (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 		tx = tcp_rx(t) || tx;
 	else
 		tx = true;
 	if (t->detached)
 		return;
+	/* The error, once the octets before it are read (a receive
+	 * budget may have left some: the error waits for the next round) */
+	if ((events & EPOLLERR) && !rx_pending(t)) {
+		int e = sock_error(t->fd);
+
+		if (e) {
+			UIW_DBG(1, "tcp qp %u: %s", t->qpn, strerror(e));
+			tcp_finish(t, true, UIW_E_MPA_CLOSED);
+			return;
+		}
+	}
 	if ((events & EPOLLHUP) && t->rx == RX_EOF) {
 		/* Both directions are shut: after our FIN, the orderly end;
 		 * without it, the connection was reset. */

@@ -1400,11 +1400,50 @@ static void test_cq_poll_defer_send(void **state)
 	LBU_OK(uiw_cq_set_poll_mode(p->cli.scq, 0));
 }
 
+/* Poll mode and a reset: octets that came before the peer reset the
+ * connection are received, as an RNIC would have placed them on
+ * arrival, although the application, holding receive, did not poll in
+ * between: the Send completes, the other receive is flushed. */
+static void test_cq_poll_reset(void **state)
+{
+	struct ctx *x = *state;
+	struct lbu_pair *p = &x->p;
+	struct lbu_buf *cb, *sb;
+	struct uiw_wc wc[2];
+
+	connect_default(x);
+	cb = lbu_buf_alloc(&p->cli, 4096, ACC_ALL);
+	LBU_NN(cb);
+	sb = lbu_buf_alloc(&p->srv, 4096, ACC_ALL);
+	LBU_NN(sb);
+	lbu_fill(cb->mem, 32, 5);
+	LBU_OK(lbu_post_recv(&p->srv, 1, sb, 0, 64));
+	LBU_OK(lbu_post_recv(&p->srv, 2, sb, 64, 64));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.scq, UIW_CQ_POLL));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.rcq, UIW_CQ_POLL));
+	assert_int_equal(uiw_cq_poll(p->srv.rcq, 1, wc), 0);
+	send_one(p, cb, 3, 0);
+	/* abortive: the client's socket is reset at once */
+	LBU_OK(uiw_qp_destroy(p->cli.qp));
+	p->cli.qp = NULL;
+	LBU_OK(lbu_wait_disconnected(&p->srv));
+	LBU_OK(lbu_spin_wc(p->srv.rcq, wc, 2));
+	if (wc[0].wr_id != 1 || wc[0].status != UIW_WC_SUCCESS ||
+	    wc[0].byte_len != 32)
+		wc_fail("the Send that came before the reset", &wc[0]);
+	LBU_OK(lbu_verify(sb->mem, 32, 5, "the Send before the reset"));
+	if (!flushed_recv(&wc[1], 2))
+		wc_fail("the receive after the reset", &wc[1]);
+	LBU_OK(lbu_wait_disconnected(&p->cli));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.scq, 0));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.rcq, 0));
+}
+
 /* ------------------------------------------------------------------ */
 
 int main(void)
 {
-	struct CMUnitTest tests[NOPCASES + 16];
+	struct CMUnitTest tests[NOPCASES + 20];
 	static char names[NOPCASES][64];
 	size_t i, n = 0;
 
@@ -1446,6 +1485,7 @@ int main(void)
 	T(test_cq_notify);
 	T(test_solicited_notify);
 	T(test_cq_poll_defer_send);
+	T(test_cq_poll_reset);
 #undef T
 	return _cmocka_run_group_tests("loopback_ops", tests, n, NULL, NULL);
 }
