@@ -202,12 +202,16 @@ int uiw_cq_wait(struct uiw_cq *cq, int timeout_ms);
  * hand-over from the device's progress thread.  While the application
  * keeps polling, the progress thread leaves those connections' receive
  * alone; so in poll mode a connection makes receive progress (RDMA
- * Writes are placed, Read Requests answered) only while the application
+ * Writes are placed, Read Requests answered) while the application
  * calls uiw_cq_poll or uiw_cq_wait, or after it armed the CQ:
  * uiw_cq_req_notify hands receiving back to the progress thread until
  * the notification fires (so the usual arm, poll, uiw_cq_wait sequence
  * still works, and no completion is missed), and the next uiw_cq_poll
- * after that takes it over again.  Instead of spinning, the application
+ * after that takes it over again.  An application that does none of
+ * these (it polled once, then went elsewhere) loses receive to the
+ * progress thread after 10 ms, until its next poll: a connection waits
+ * for it that long at most.  A reset by the peer never discards what
+ * arrived before it.  Instead of spinning, the application
  * may sleep in uiw_cq_wait without arming: in poll mode it then waits
  * until one of those connections has octets to receive or a completion
  * arrives (it returns 1; the next uiw_cq_poll receives), still with no

@@ -178,6 +178,8 @@ struct uiw_tcp {
 	atomic_bool rx_app;          /* the application reads (poll mode) */
 	atomic_bool rx_giveback;     /* the application stopped: the
 					progress thread reads again */
+	atomic_bool rx_watching;     /* the progress thread watches EPOLLIN */
+	atomic_uint app_polls;       /* the application's receive calls */
 
 	/* Requests from other threads, read by work on the progress thread. */
 	struct uiw_rt_work work;
@@ -188,6 +190,8 @@ struct uiw_tcp {
 	/* Progress thread only. */
 	struct uiw_rt_watch *watch;
 	struct uiw_rt_timer linger;
+	struct uiw_rt_timer lease;   /* the application's hold on receive */
+	unsigned lease_polls;        /* app_polls when the lease began */
 	enum rx_mode rx;
 	bool want_out;
 	bool wr_shut;                /* our FIN is out */
@@ -341,11 +345,27 @@ static enum tx_result tx_run(struct uiw_tcp *t)
 static void set_interest(struct uiw_tcp *t)
 {
 	uint32_t ev = 0;
+	bool in = t->rx != RX_EOF && !atomic_load(&t->rx_app);
 	int r;
 
-	/* In poll mode the application reads: stay out of its way. */
-	if (t->rx != RX_EOF && !atomic_load(&t->rx_app))
+	/* In poll mode the application reads: stay out of its way, while
+	 * it keeps coming (tcp_lease_check).  rx_watching is cleared
+	 * before rx_app is looked at again (both seq_cst): an application
+	 * letting go (tcp_poll's RELEASE) is either seen here, or sees
+	 * that nobody watches and wakes this thread. */
+	if (!in && t->rx != RX_EOF) {
+		atomic_store(&t->rx_watching, false);
+		in = !atomic_load(&t->rx_app);
+		if (!in && !t->lease.armed) {
+			t->lease_polls = atomic_load(&t->app_polls);
+			uiw_rt_timer_start(t->rt, &t->lease,
+					   UIW_LLP_POLL_LEASE_MS);
+		}
+	}
+	if (in) {
 		ev |= EPOLLIN | EPOLLRDHUP;
+		atomic_store(&t->rx_watching, true);
+	}
 	if (t->want_out)
 		ev |= EPOLLOUT;
 	r = uiw_rt_watch_set(t->watch, ev);
@@ -408,6 +428,8 @@ static void rx_eof(struct uiw_tcp *t)
 	enum uiw_qp_state s;
 
 	t->rx = RX_EOF;
+	/* the end is the progress thread's: a poll reads no more */
+	atomic_store(&t->rx_giveback, true);
 	set_interest(t);
 	UIW_DBG(1, "tcp qp %u: peer sent FIN", t->qpn);
 	if (t->wr_shut) {
@@ -431,6 +453,7 @@ static void rx_stop(struct uiw_tcp *t)
 	 * close does not turn into a reset; the engine closes soon, and the
 	 * timer bounds a peer that keeps sending. */
 	t->rx = RX_DISCARD;
+	atomic_store(&t->rx_giveback, true);
 	if (!t->linger.armed)
 		uiw_rt_timer_start(t->rt, &t->linger, TCP_LINGER_MS);
 }
@@ -778,6 +801,30 @@ static void tcp_work(void *arg)
 	tcp_tx_push(t);
 }
 
+/* Poll mode: an application that has not received for the connection
+ * during a whole lease (it polled, then went elsewhere without arming
+ * the CQ) no longer holds receive: the progress thread takes it back
+ * (level-triggered, so what waits is read at once) until the
+ * application's next poll.  RDMA Writes are placed and Read Requests
+ * answered whatever the application does, at most a lease late. */
+static void tcp_lease_check(void *arg)
+{
+	struct uiw_tcp *t = arg;
+	unsigned polls = atomic_load(&t->app_polls);
+
+	if (t->detached)
+		return;
+	if (atomic_load(&t->rx_app) && polls != t->lease_polls) {
+		t->lease_polls = polls;
+		uiw_rt_timer_start(t->rt, &t->lease, UIW_LLP_POLL_LEASE_MS);
+		return;
+	}
+	if (atomic_exchange(&t->rx_app, false))
+		UIW_DBG(2, "tcp qp %u: no poll for %u ms: the progress "
+			"thread receives", t->qpn, UIW_LLP_POLL_LEASE_MS);
+	set_interest(t);
+}
+
 static void tcp_linger_expired(void *arg)
 {
 	struct uiw_tcp *t = arg;
@@ -834,8 +881,10 @@ static void tcp_close(void *ctx, bool abortive)
  * the CQ's notification the application arms it, and uiw_cq_req_notify
  * calls us with UIW_LLP_POLL_RELEASE: rx_app is cleared and the progress thread
  * watches EPOLLIN again (level-triggered, so octets already waiting are
- * seen: no wake-up is lost).  The end of the stream (FIN, a read error,
- * the engine stopping) is handed back to the progress thread for good.
+ * seen: no wake-up is lost).  An application that neither polls nor
+ * arms loses receive after a lease (tcp_lease_check).  The end of the
+ * stream (FIN, a read error, the engine stopping) is handed back to the
+ * progress thread for good.
  */
 static int tcp_poll(void *ctx, int how)
 {
@@ -854,11 +903,15 @@ static int tcp_poll(void *ctx, int how)
 		pthread_mutex_unlock(&t->rx_lock);
 		return fd;
 	}
-	if (how == UIW_LLP_POLL_RELEASE) {
+	if (how == UIW_LLP_POLL_RELEASE || how == UIW_LLP_POLL_RELEASE_RECV) {
 		/* The progress thread receives again, and sends what posts
-		 * left for the next poll. */
+		 * left for the next poll.  Receive alone, and it never
+		 * stopped watching the socket (no octets came while the
+		 * application held it): nothing to tell it. */
 		atomic_store(&t->rx_app, false);
-		uiw_rt_post(t->rt, &t->work);
+		if (how == UIW_LLP_POLL_RELEASE ||
+		    !atomic_load(&t->rx_watching))
+			uiw_rt_post(t->rt, &t->work);
 		return 0;
 	}
 	/* Posted work requests wait for this call (deferred sends). */
@@ -869,6 +922,7 @@ static int tcp_poll(void *ctx, int how)
 	}
 	if (atomic_load(&t->rx_giveback))
 		return 0;
+	atomic_fetch_add_explicit(&t->app_polls, 1, memory_order_relaxed);
 	if (!atomic_load(&t->rx_app))
 		atomic_store(&t->rx_app, true);
 	if (pthread_mutex_trylock(&t->rx_lock) != 0)
@@ -928,6 +982,7 @@ static void tcp_finish(struct uiw_tcp *t, bool abortive, uiw_err_t err)
 		return;
 	t->detached = true;
 	uiw_rt_timer_stop(t->rt, &t->linger);
+	uiw_rt_timer_stop(t->rt, &t->lease);
 	uiw_rt_watch_del(t->watch);
 	t->watch = NULL;
 	/* A reader in poll mode finds rx_closed and leaves the fd alone. */
@@ -1186,6 +1241,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 	pthread_mutex_init(&t->rx_lock, NULL);
 	uiw_rt_work_init(&t->work, tcp_work, t);
 	uiw_rt_timer_init(&t->linger, tcp_linger_expired, t);
+	uiw_rt_timer_init(&t->lease, tcp_lease_check, t);
 	t->rx = RX_ENGINE;
 	t->markers_tx = p->markers_tx;
 
@@ -1212,6 +1268,7 @@ int uiw_tcp_start(struct uiw_rt *rt, int fd, struct uiw_qp *qp,
 			!t->fpdu_fills && !p->markers_tx);
 	tcp_size_sndbuf(t, emss, local);
 
+	atomic_store(&t->rx_watching, true);
 	t->watch = uiw_rt_watch_add(rt, fd, EPOLLIN | EPOLLRDHUP, tcp_event,
 				    t);
 	if (!t->watch) {

@@ -513,7 +513,8 @@ int uiw_cq_req_notify(struct uiw_cq *cq, int solicited_only)
 	 * thread must receive (and fire the notification) meanwhile.
 	 * uiw_cq_poll leaves the socket alone while the CQ is armed. */
 	if (atomic_load(&cq->poll_mode))
-		cq_drive(cq, UIW_LLP_POLL_RELEASE);
+		cq_drive(cq, atomic_load(&cq->defer_send) ?
+			 UIW_LLP_POLL_RELEASE : UIW_LLP_POLL_RELEASE_RECV);
 	return 0;
 }
 

@@ -109,8 +109,10 @@ struct uiw_llp_ops {
 	 * UIW_LLP_POLL_RECV (from uiw_cq_poll when the CQ has nothing to
 	 *   return and no notification armed): receive what the connection
 	 *   holds now on the calling thread, without blocking, and keep the
-	 *   progress thread from receiving while the application polls.
-	 *   Returns 1 if octets arrived, else 0.
+	 *   progress thread from receiving while the application polls;
+	 *   when a lease (UIW_LLP_POLL_LEASE_MS) passes with no such call
+	 *   and no release, the progress thread receives again until the
+	 *   next.  Returns 1 if octets arrived, else 0.
 	 * UIW_LLP_POLL_SEND_RECV: the same after transmitting what is
 	 *   queued (UIW_CQ_POLL_DEFER_SEND: uiw_post_send did not kick, see
 	 *   uiw_cq_defers_tx, so that a burst of posts leaves in one
@@ -119,6 +121,10 @@ struct uiw_llp_ops {
 	 *   mode: the application will sleep on the CQ's notification):
 	 *   the progress thread receives and transmits again, so that no
 	 *   completion waits for a poll that will not come.  Returns 0.
+	 * UIW_LLP_POLL_RELEASE_RECV: the same when no send was deferred
+	 *   (no UIW_CQ_POLL_DEFER_SEND): only receiving goes back, and a
+	 *   progress thread that never stopped watching the connection
+	 *   need not be woken.
 	 * UIW_LLP_POLL_FD: the file descriptor that becomes readable (level
 	 *   triggered) when the connection has octets for POLL_RECV, or -1;
 	 *   uiw_cq_wait sleeps on it. */
@@ -129,8 +135,12 @@ struct uiw_llp_ops {
 	 * not call the engine. */
 	void (*query)(void *ctx, struct uiw_qp_attr *attr);
 };
+/* How long an application may leave a polled connection alone before
+ * its progress thread receives again (uiw_llp_ops.poll). */
+#define UIW_LLP_POLL_LEASE_MS 10
 enum {
 	UIW_LLP_POLL_RECV, UIW_LLP_POLL_SEND_RECV, UIW_LLP_POLL_RELEASE,
+	UIW_LLP_POLL_RELEASE_RECV,
 	UIW_LLP_POLL_FD
 };
 

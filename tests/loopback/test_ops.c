@@ -1362,6 +1362,17 @@ static void test_solicited_notify(void **state)
 	LBU_OK(lbu_wait_disconnected(&p->cli));
 }
 
+/* Connected, with a buffer of len octets on each side. */
+static void connect_bufs(struct ctx *x, size_t len, struct lbu_buf **cb,
+			 struct lbu_buf **sb)
+{
+	connect_default(x);
+	*cb = lbu_buf_alloc(&x->p.cli, len, ACC_ALL);
+	LBU_NN(*cb);
+	*sb = lbu_buf_alloc(&x->p.srv, len, ACC_ALL);
+	LBU_NN(*sb);
+}
+
 /* Poll mode with deferred sending (uiw_cq_set_poll_mode): the Sends
  * posted while the send CQ is polled and not armed leave by the next
  * polls, over any LLP; one whose framing has no poll hook of its own
@@ -1374,11 +1385,7 @@ static void test_cq_poll_defer_send(void **state)
 	struct uiw_wc wc[4];
 	int i;
 
-	connect_default(x);
-	cb = lbu_buf_alloc(&p->cli, 4096, ACC_ALL);
-	LBU_NN(cb);
-	sb = lbu_buf_alloc(&p->srv, 4096, ACC_ALL);
-	LBU_NN(sb);
+	connect_bufs(x, 4096, &cb, &sb);
 	for (i = 0; i < 4; i++)
 		LBU_OK(lbu_post_recv(&p->srv, i, sb, 64 * i, 64));
 	LBU_OK(uiw_cq_set_poll_mode(p->cli.scq, UIW_CQ_POLL |
@@ -1400,6 +1407,29 @@ static void test_cq_poll_defer_send(void **state)
 	LBU_OK(uiw_cq_set_poll_mode(p->cli.scq, 0));
 }
 
+/* Poll mode's lease: a server that polled its CQ once (receive is the
+ * application's from then on) and neither polls nor arms again still
+ * answers the client's RDMA Read: its progress thread takes receiving
+ * back when the lease runs out (UIW_LLP_POLL_LEASE_MS).  The client
+ * waits for its completion with the usual timeout. */
+static void test_cq_poll_lease(void **state)
+{
+	struct ctx *x = *state;
+	struct lbu_pair *p = &x->p;
+	struct lbu_buf *src, *sink;
+	struct uiw_wc wc;
+
+	connect_bufs(x, 4096, &sink, &src);
+	lbu_fill(src->mem, 4096, 77);
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.scq, UIW_CQ_POLL));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.rcq, UIW_CQ_POLL));
+	/* the one poll: nothing to return, receive taken */
+	assert_int_equal(uiw_cq_poll(p->srv.rcq, 1, &wc), 0);
+	read_into(p, src, sink, 7, 4096);
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.scq, 0));
+	LBU_OK(uiw_cq_set_poll_mode(p->srv.rcq, 0));
+}
+
 /* Poll mode and a reset: octets that came before the peer reset the
  * connection are received, as an RNIC would have placed them on
  * arrival, although the application, holding receive, did not poll in
@@ -1411,11 +1441,7 @@ static void test_cq_poll_reset(void **state)
 	struct lbu_buf *cb, *sb;
 	struct uiw_wc wc[2];
 
-	connect_default(x);
-	cb = lbu_buf_alloc(&p->cli, 4096, ACC_ALL);
-	LBU_NN(cb);
-	sb = lbu_buf_alloc(&p->srv, 4096, ACC_ALL);
-	LBU_NN(sb);
+	connect_bufs(x, 4096, &cb, &sb);
 	lbu_fill(cb->mem, 32, 5);
 	LBU_OK(lbu_post_recv(&p->srv, 1, sb, 0, 64));
 	LBU_OK(lbu_post_recv(&p->srv, 2, sb, 64, 64));
@@ -1485,6 +1511,7 @@ int main(void)
 	T(test_cq_notify);
 	T(test_solicited_notify);
 	T(test_cq_poll_defer_send);
+	T(test_cq_poll_lease);
 	T(test_cq_poll_reset);
 #undef T
 	return _cmocka_run_group_tests("loopback_ops", tests, n, NULL, NULL);
