@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -277,10 +278,39 @@ int vc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return done;
 }
 
+/*
+ * Receiving on the program's thread.  A program that arms a CQ sleeps
+ * on its notification when it stops polling: from its first
+ * ibv_req_notify_cq the CQ is in the engine's poll mode, where an
+ * ibv_poll_cq that finds it empty (and not armed) receives what its
+ * connections hold on the calling thread, with no hand-over from the
+ * progress thread, and arming hands receiving back to the progress
+ * thread for the sleep.  A program that never arms (it spins on
+ * ibv_poll_cq, and may stop to spin on memory an RDMA Write fills)
+ * leaves receiving to the progress thread, which places octets as
+ * they come.  UIWARP_CQ_POLL=0 keeps every CQ out of poll mode.
+ */
+static void vc_poll_mode(struct vc_cq *w)
+{
+	const char *e;
+
+	if (atomic_exchange(&w->armed_once, true))
+		return;
+	e = getenv("UIWARP_CQ_POLL");
+	if (e && strcmp(e, "0") == 0)
+		return;
+	if (uiw_cq_set_poll_mode(w->ucq, UIW_CQ_POLL) < 0)
+		uiw_compat_log("ibv_req_notify_cq: no poll mode: %s",
+			       uiw_last_error());
+}
+
 int vc_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	int ret = uiw_cq_req_notify(((struct vc_cq *)cq)->ucq, solicited_only);
+	struct vc_cq *w = (struct vc_cq *)cq;
+	int ret;
 
+	vc_poll_mode(w);
+	ret = uiw_cq_req_notify(w->ucq, solicited_only);
 	return ret < 0 ? vc_err(ret, "ibv_req_notify_cq") : 0;
 }
 

@@ -7,6 +7,7 @@
 #define UIW_COMPAT_VERBS_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "compat.h"
@@ -40,6 +41,7 @@ struct vc_mr {
 struct vc_cq {
 	struct ibv_cq cq;
 	struct uiw_cq *ucq;
+	atomic_bool armed_once;         /* poll mode from the first arming */
 	struct vc_cq *next;             /* vc_context.cqs */
 	/* rdma-core 44 behaviour: ibv_destroy_cq waits until every
 	 * completion and async event handed out was acknowledged; these

@@ -436,8 +436,11 @@ static void poll_turn(struct uiw_rr_clnt *c, uint64_t deadline)
 			wait = now >= deadline ? 0 : (int)(deadline - now);
 		}
 		if (poll(pfd, 3, wait) > 0) {
+			/* awake: the CQ is armed again only before the next
+			 * sleep, so that the polls until then may receive
+			 * themselves (the drop-in's poll mode) */
 			if (pfd[0].revents)
-				rr_conn_cq_events(&c->k);
+				rr_conn_cq_take(&c->k);
 			if (pfd[1].revents)
 				on_cm(c);
 			if (pfd[2].revents) {

@@ -376,19 +376,25 @@ int rr_conn_post_recv(struct rr_conn *k, struct rr_buf *b)
 	return 0;
 }
 
-unsigned rr_conn_cq_events(struct rr_conn *k)
+unsigned rr_conn_cq_take(struct rr_conn *k)
 {
 	struct ibv_cq *cq;
 	void *ctx;
-	unsigned n = 0;
 
 	/* One look: the channel serves this CQ alone, and an armed CQ
-	 * raises one event, after which it is armed again only below (a
-	 * second look would cost system calls to find nothing). */
-	if (ibv_get_cq_event(k->cc, &cq, &ctx) == 0) {
-		n = 1;
-		ibv_ack_cq_events(k->cq, n);
-	}
+	 * raises one event, after which it is armed again only by
+	 * rr_conn_cq_events (a second look would cost system calls to
+	 * find nothing). */
+	if (ibv_get_cq_event(k->cc, &cq, &ctx) != 0)
+		return 0;
+	ibv_ack_cq_events(k->cq, 1);
+	return 1;
+}
+
+unsigned rr_conn_cq_events(struct rr_conn *k)
+{
+	unsigned n = rr_conn_cq_take(k);
+
 	ibv_req_notify_cq(k->cq, 0);
 	return n;
 }

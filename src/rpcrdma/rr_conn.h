@@ -139,8 +139,11 @@ int rr_conn_verbs(struct rr_conn *k, unsigned max_recv, unsigned max_send,
 		  unsigned nrecv, unsigned nsend, char *err, size_t errlen);
 int rr_conn_post_recv(struct rr_conn *k, struct rr_buf *b);
 /* Takes the completion channel's pending event (one at most: the CQ
- * is armed again only here) and acknowledges it, then re-arms the CQ;
- * returns how many there were. */
+ * is armed again only by rr_conn_cq_events) and acknowledges it;
+ * returns how many there were.  The CQ stays unarmed: a poll of it may
+ * then receive on the calling thread (the drop-in's poll mode). */
+unsigned rr_conn_cq_take(struct rr_conn *k);
+/* The same, then re-arms the CQ: before sleeping on the channel. */
 unsigned rr_conn_cq_events(struct rr_conn *k);
 /* Frees what k holds (QP, CQ, channels, MRs, PD, id), in that order. */
 void rr_conn_destroy(struct rr_conn *k);
