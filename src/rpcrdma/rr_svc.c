@@ -614,11 +614,15 @@ static int poll_cq(struct uiw_rr_sconn *s)
 	struct ibv_wc wc[16];
 	int n, i, total = 0;
 
-	while ((n = ibv_poll_cq(s->k.cq, 16, wc)) > 0) {
+	/* Until a poll returns fewer than asked: the CQ was empty then (a
+	 * poll more would find it empty, and on the drop-in cost a read
+	 * of the socket); every caller polls again before it sleeps. */
+	do {
+		n = ibv_poll_cq(s->k.cq, 16, wc);
 		for (i = 0; i < n; i++)
 			on_wc(s, &wc[i]);
-		total += n;
-	}
+		total += n > 0 ? n : 0;
+	} while (n == 16);
 	if (n < 0)
 		sconn_die(s, "polling the completion queue failed");
 	return total;
