@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -48,6 +49,34 @@
 #define RR_SLOT_MR      (RR_CALL_MAX_SEG + UIW_RR_MAX_WCHUNK)
 /* How long the poller spins on the CQ before it sleeps (µs). */
 #define RR_SPIN_US      60
+
+/* Pollers of all the process's connections spinning at once: at most
+ * half the CPUs (one at least), so that the threads a reply needs (the
+ * Responder's, the progress threads) still find a CPU when many callers
+ * wait at once; a poller that finds the spinners' seats taken sleeps at
+ * once. */
+static atomic_uint rr_spinners;
+static unsigned rr_spin_seats;
+static pthread_once_t rr_spin_once = PTHREAD_ONCE_INIT;
+
+static void spin_seats(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	rr_spin_seats = n > 2 ? (unsigned)(n / 2) : 1;
+}
+
+static bool spin_take(void)
+{
+	unsigned n;
+
+	pthread_once(&rr_spin_once, spin_seats);
+	n = atomic_load_explicit(&rr_spinners, memory_order_relaxed);
+	while (n < rr_spin_seats)
+		if (atomic_compare_exchange_weak(&rr_spinners, &n, n + 1))
+			return true;
+	return false;
+}
 /* The timeout of one rdma_resolve_addr; attempts repeat until the
  * connection's deadline (resolve_addr). */
 #define RR_RESOLVE_TRY_MS 1000
@@ -409,11 +438,14 @@ static void poll_turn(struct uiw_rr_clnt *c, uint64_t deadline)
 	};
 	uint64_t spin_end = 0, t;
 	unsigned spins = 0;
+	bool seat = false;
 	int n, i, wait = -1;
 
 	for (;;) {
 		n = ibv_poll_cq(c->k.cq, 16, wc);
 		if (n)
+			break;
+		if (!seat && !(seat = spin_take()))
 			break;
 		if (++spins % 32)
 			continue;
@@ -423,6 +455,8 @@ static void poll_turn(struct uiw_rr_clnt *c, uint64_t deadline)
 		else if (t >= spin_end)
 			break;
 	}
+	if (seat)
+		atomic_fetch_sub(&rr_spinners, 1);
 	if (!n) {
 		/* sleep: arm the CQ, then look once more (a completion that
 		 * came before the arming raises no event) */
