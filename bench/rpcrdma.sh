@@ -12,7 +12,10 @@
 #     RPC_MIN_CALLS calls); MB/s are the objects' octets over the time
 #     of those calls (get's STAT before them, the connection and the
 #     files not counted).  After the runs of a size each transport gets
-#     the object once more into a file, compared with cmp.
+#     the object once more into a file, compared with cmp;
+#   - where the time goes: the context switches and CPU time a call of
+#     the server (from /proc) and the client (GNU time) in those runs,
+#     and why a goal that is not met is not.
 #
 # Both transports use the same server process (one for NULL, one for the
 # store), each figure is the median of RPC_ROUNDS runs, and the two
@@ -121,6 +124,46 @@ med() {
 		END { if (k) print med(a, k); else print "n/a" }' "$1"
 }
 
+# Where the time goes: a server's context switches (voluntary and not)
+# and CPU time (ms, the scheduler's run time), summed over its threads
+# from /proc around each client run; a client's from GNU time (-f '%w %c
+# %U %S': its CPU time in hundredths of a second).
+gtime=/usr/bin/time
+[ -x "$gtime" ] || gtime=
+# proc_counts PID: "switches cpu_ms" of a running process.
+proc_counts() {
+	local pid=$1 cs ms
+	cs=$(cat /proc/"$pid"/task/*/status 2>/dev/null |
+		awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }')
+	ms=$(cat /proc/"$pid"/task/*/schedstat 2>/dev/null |
+		awk '{ n += $1 } END { printf "%.3f", n / 1e6 }')
+	echo "${cs:-n/a} ${ms:-n/a}"
+}
+# timed OUT CMD...: CMD, its counts in OUT ("switches cpu_ms") when GNU
+# time is there.
+timed() {
+	local out=$1
+	shift
+	if [ -n "$gtime" ]; then
+		"$gtime" -f '%w %c %U %S' -o "$out.gt" "$@"
+	else
+		"$@"
+	fi
+}
+# counts_per SRV0 SRV1 CLIENT_GT CALLS: "server_switches server_ms
+# client_switches client_ms", each per call.
+counts_per() {
+	local gt=
+	[ -s "$3" ] && gt=$(tail -n 1 "$3")
+	awk -v a="$1" -v b="$2" -v g="$gt" -v n="$4" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); split(g, z, " ")
+		sc = (x[1] ~ /^[0-9]/ && y[1] ~ /^[0-9]/) ? sprintf("%.2f", (y[1] - x[1]) / n) : "n/a"
+		sm = (x[2] ~ /^[0-9]/ && y[2] ~ /^[0-9]/) ? sprintf("%.3f", (y[2] - x[2]) / n) : "n/a"
+		cc = (z[1] ~ /^[0-9]/) ? sprintf("%.2f", (z[1] + z[2]) / n) : "n/a"
+		cm = (z[3] ~ /^[0-9]/) ? sprintf("%.3f", (z[3] + z[4]) * 1000 / n) : "n/a"
+		print sc, sm, cc, cm }'
+}
+
 # ------------------------------------------------------------------
 # NULL RPCs
 
@@ -134,13 +177,17 @@ for ((r = 1; r <= rounds; r++)); do
 			read -r o c <<<"$run"
 			f=$work/null-$t-$o-$c-$r
 			echo "+ uiwarp-rpcping -x $t -o $o --clients $c -n $null_calls" >&2
-			if waited timeout 300 "$rpcping" -c 127.0.0.1 \
+			c0=$(proc_counts "$ping_pid")
+			if waited timed "$f" timeout 300 "$rpcping" -c 127.0.0.1 \
 				-p "${pport[rdma]}" -t "${pport[tcp]}" -x "$t" \
 				-o "$o" --clients "$c" -n "$null_calls" --csv \
 				>"$f" 2>"$f.err"; then
 				csv_value "$f" calls_per_s >"$f.rate"
 				csv_value "$f" lat_median_us >"$f.med"
 				csv_value "$f" lat_p99_us >"$f.p99"
+				# the calls and the warm-up (100 a thread)
+				counts_per "$c0" "$(proc_counts "$ping_pid")" \
+					"$f.gt" $((null_calls + 100 * o)) >"$f.cnt"
 			else
 				failed "NULL over $t, $o outstanding ($c), round $r" "$f" "$f.err"
 			fi
@@ -172,6 +219,23 @@ for run in "${null_runs[@]}"; do
 		null_lat="$rm_ µs against $tm µs"
 	fi
 done
+# cnt_fig GLOB FIELD: the median over the rounds of FIELD (1: server
+# switches, 2: server ms, 3: client switches, 4: client ms) of the
+# .cnt files GLOB names.
+cnt_fig() {
+	# shellcheck disable=SC2086
+	cat $1 2>/dev/null | awk -v f="$2" '{ print $f }' >"$work/fig"
+	med "$work/fig"
+}
+: >"$work/where.md"
+for t in rdma tcp; do
+	g="$work/null-$t-1-each-*.cnt"
+	echo "| NULL | $t | $(cnt_fig "$g" 1) | $(cnt_fig "$g" 3) | $(cnt_fig "$g" 2) | $(cnt_fig "$g" 4) |" >>"$work/where.md"
+done
+null_cs_rdma=$(awk -v s="$(cnt_fig "$work/null-rdma-1-each-*.cnt" 1)" -v c="$(cnt_fig "$work/null-rdma-1-each-*.cnt" 3)" \
+	'BEGIN { if (s ~ /^[0-9.]+$/ && c ~ /^[0-9.]+$/) printf "%.1f", s + c; else print "n/a" }')
+null_cs_tcp=$(awk -v s="$(cnt_fig "$work/null-tcp-1-each-*.cnt" 1)" -v c="$(cnt_fig "$work/null-tcp-1-each-*.cnt" 3)" \
+	'BEGIN { if (s ~ /^[0-9.]+$/ && c ~ /^[0-9.]+$/) printf "%.1f", s + c; else print "n/a" }')
 
 # ------------------------------------------------------------------
 # The store: PUT and GET
@@ -199,16 +263,20 @@ for s in $sizes; do
 					args=(get "$name" -)
 				fi
 				echo "+ store-client -x $t -r $k ${args[*]}" >&2
+				c0=$(proc_counts "$store_pid")
 				if [ $op = put ]; then
-					waited timeout 600 "$client" -x "$t" \
+					waited timed "$f" timeout 600 "$client" -x "$t" \
 						-p "${sport[$t]}" --stats -r "$k" \
 						"${args[@]}" >"$f" 2>&1
 				else
-					waited timeout 600 "$client" -x "$t" \
+					waited timed "$f" timeout 600 "$client" -x "$t" \
 						-p "${sport[$t]}" --stats -r "$k" \
 						"${args[@]}" >/dev/null 2>"$f"
 				fi
-				if [ $? -eq 0 ]; then
+				rc=$?
+				counts_per "$c0" "$(proc_counts "$store_pid")" \
+					"$f.gt" "$k" >"$f.cnt"
+				if [ $rc -eq 0 ]; then
 					# "... N octets in S s ..."
 					sed -n 's/.* \([0-9]*\) octets in \([0-9.]*\) s.*/\1 \2/p' "$f" |
 						awk '$2 > 0 { printf "%.1f\n", $1 / $2 / 1e6 }' >"$f.mbps"
@@ -247,6 +315,12 @@ for s in $sizes; do
 		fi
 	done
 	echo "$row | $verified |" >>"$work/data.md"
+	for op in put get; do
+		for t in rdma tcp; do
+			g="$work/$op-$t-$o-*.cnt"
+			echo "| $(echo $op | tr a-z A-Z) $(human "$o") | $t | $(cnt_fig "$g" 1) | $(cnt_fig "$g" 3) | $(cnt_fig "$g" 2) | $(cnt_fig "$g" 4) |" >>"$work/where.md"
+		done
+	done
 	# what moved, over rdma, in the last round's runs
 	for op in put get; do
 		f=$work/$op-rdma-$o-$rounds
@@ -287,7 +361,7 @@ rev=$(bench_rev "$src")
 	echo
 	echo "Written by \`bench/rpcrdma.sh\` (\`make bench-rpcrdma\`), started $started."
 	echo
-	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it"
+	echo "- machine: $(nproc) CPUs ($cpu), Linux $(uname -r), load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it; idle: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo '?') (guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo n/a))"
 	echo "- source: $rev, build type $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt"), libtirpc $(pkg_version libtirpc3)"
 	echo "- RPC-over-RDMA: libuiwarp-rpcrdma's defaults (credits, 4 KiB inline thresholds) over the drop-in libraries, MPA revision 2 with CRC, UIWARP_START_DELAY_MS=0; TCP: libtirpc's clnt_vc and svc_vc with 256 KiB record buffers"
 	echo "- all over 127.0.0.1, each transport's server in one process for both (\`uiwarp-rpcping -s\`, \`store-server\`); every figure the median of $rounds runs, the transports taking turns"
@@ -335,6 +409,49 @@ rev=$(bench_rev "$src")
 	cat "$work/moved.md"
 	echo
 	echo "The store server's RPC-over-RDMA counts at its end: ${server_counts:-n/a}"
+	echo
+	echo "## Where the time goes"
+	echo
+	echo "Context switches and CPU time a call, the medians over the rounds: the"
+	echo "server process, all its threads (from /proc around each client run),"
+	echo "and the client process (GNU time; n/a without it), for the NULL runs"
+	echo "with one call outstanding and for the PUT and GET runs above."
+	echo
+	echo "| calls | transport | server switches | client switches | server CPU ms | client CPU ms |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	cat "$work/where.md"
+	echo
+	echo "Why a goal is not met:"
+	echo
+	echo "- The NULL round trip.  Over TCP a call costs two wake-ups: the"
+	echo "  server's thread reads the call, the client's the reply.  Over"
+	echo "  RPC-over-RDMA on the drop-in libraries the client reads its reply on"
+	echo "  its own thread while it spins (a CQ it arms is in uiwarp's poll mode),"
+	echo "  but the server's call is read by the device's progress thread and"
+	echo "  handed to the svc_run thread through the CQ's notification (an"
+	echo "  eventfd, the completion channel's epoll set, svc_run's poll(2)): in"
+	echo "  this run ${null_cs_rdma:-n/a} context switches a NULL call, server and"
+	echo "  client together, against ${null_cs_tcp:-n/a} over TCP.  svc_run sleeps"
+	echo "  in poll(2), outside the verbs library, and a verbs program may arm a"
+	echo "  CQ and then wait elsewhere (on memory an RDMA Write fills, say): a"
+	echo "  CQ whose receiving stayed with the sleeping program would leave Writes"
+	echo "  unplaced and Read Requests unanswered until it comes back (the"
+	echo "  engine's lease bounds that at 10 ms), which an RNIC never does; so the"
+	echo "  progress thread receives for an armed CQ.  Each hand-over is a"
+	echo "  context switch, and on a virtual machine the wake-up of an idle vCPU"
+	echo "  goes through the host (see the machine's idle settings at the top):"
+	echo "  the hand-overs and the load of other work decide the figure."
+	echo "- Throughput from 256 KiB.  Both transports copy the octets into and"
+	echo "  out of the kernel once each way and decode them once more into the"
+	echo "  rpcgen stub's own buffer (xdr_bytes allocates, zeroes and copies);"
+	echo "  RPC-over-RDMA saves TCP's copy into libtirpc's record buffer and adds"
+	echo "  MPA's CRC32c over every octet at both ends (RFC 5044 §4.4), so its"
+	echo "  CPU time a call is of TCP's order (the table above).  And a call's"
+	echo "  steps follow one another (the Read chunk or the Write chunk moves,"
+	echo "  then the stub decodes), where libtirpc over TCP decodes each record"
+	echo "  while the next is on its way.  On two CPUs shared with other work the"
+	echo "  figures then move with the load from run to run more than the two"
+	echo "  transports differ."
 	echo
 	echo "Plots: [throughput](rpcrdma-bw.png), [NULL rate](rpcrdma-null.png)."
 	if [ -s "$work/failures" ]; then
