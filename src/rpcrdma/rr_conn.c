@@ -26,6 +26,11 @@ void uiw_rr_opts_init(struct uiw_rr_opts *o)
 		.max_call = (16u << 20) + (64u << 10),
 		.connect_timeout_ms = 10000,
 		.call_timeout_ms = 0,
+		/* Linux's knfsd ends a connection idle for 6 minutes
+		 * (svc_age_temp_xprts); a little less here */
+		.listen_budget = 256u << 20,
+		.max_conns = 256,
+		.idle_timeout_ms = 300000,
 	};
 }
 
@@ -239,6 +244,13 @@ int rr_conn_opts(struct rr_conn *k, const struct uiw_rr_opts *o, char *err,
 	}
 	if (o->max_call < UIW_RPCRDMA_INLINE_DEFAULT) {
 		rr_msg(err, errlen, "max_call %llu is under 1024",
+		       (unsigned long long)o->max_call);
+		errno = EINVAL;
+		return -1;
+	}
+	if (o->listen_budget < o->max_call || !o->max_conns) {
+		rr_msg(err, errlen, "listen_budget %llu under max_call %llu, "
+		       "or max_conns 0", (unsigned long long)o->listen_budget,
 		       (unsigned long long)o->max_call);
 		errno = EINVAL;
 		return -1;

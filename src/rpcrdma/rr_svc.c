@@ -23,6 +23,15 @@
  * handed out once every Read has completed.  The assembly buffers held
  * at once are bounded (RR_ABUF_BUDGET); a call beyond waits for one.
  *
+ * Idle, slow or hostile connections never deny service to the others:
+ * what a Requester can make this end hold is bounded, timed out, and
+ * shed oldest-first (struct rr_share, below).  Assembly memory is
+ * bounded per connection and per listener; the connections of a
+ * listener are bounded, the one idle the longest making room for a
+ * new one; a connection with no call for idle_timeout_ms, or whose
+ * RDMA Reads make no progress for RR_READ_WAIT_MS, is ended by a timer
+ * in its epoll set.
+ *
  * Replies: rr_reply_layout decides; Write chunk data is written from
  * the caller's memory (registered for the reply, or our own buffer's
  * registration when it lies in one), the Reply chunk's stream from a
@@ -34,10 +43,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "rr_conn.h"
@@ -54,6 +65,10 @@
 #define RR_ABUF_MIN       (64u << 10)
 #define RR_SPARE_BATCH    16
 #define RR_REPLY_WAIT_MS  10000
+/* RDMA Reads in flight with none completing for this long: a Requester
+ * that stopped answering them holds the call's assembly buffer; the
+ * connection is ended (RFC 8166 §4.5.3, a chunk that cannot be read). */
+#define RR_READ_WAIT_MS   RR_REPLY_WAIT_MS
 #define RR_ERR_SENDS      8      /* send buffers beyond one per credit */
 
 struct rr_abuf {
@@ -79,9 +94,32 @@ struct rr_req {
 	struct rr_plan plan;
 };
 
+struct rr_share;
+
+/* What another thread may ask of a connection (its wake fd): */
+enum {
+	RR_POKE_BUDGET = 1,     /* assembly memory came back: try again */
+	RR_POKE_TRIM = 2,       /* others wait: give the cached buffers back */
+	RR_POKE_SHED = 4,       /* the listener needs room: end */
+};
+
 struct uiw_rr_sconn {
 	struct rr_conn k;
 	struct uiw_rr_sconn *next;  /* the listener's lists */
+	/* the share's (under its mu) */
+	struct rr_share *sh;
+	struct uiw_rr_sconn *m_next, **m_pprev;     /* members */
+	struct uiw_rr_sconn *w_next;                /* waiting for memory */
+	bool waiting, handed, shed;
+	unsigned pokes;             /* RR_POKE_*, with wakefd written */
+	uint64_t abuf_cached;       /* octets of abufs */
+	/* written by the owner, read by the listener (atomic): when the
+	 * last call was done, 0 while one is in progress */
+	uint64_t idle_since;
+	int wakefd, tfd;
+	uint64_t timer_at;          /* tfd's deadline (ms), 0: disarmed */
+	uint64_t read_ms;           /* the last RDMA Read's progress */
+	uint64_t born;              /* the connection request (ms) */
 	int epfd, evfd;
 	bool ev_on;                 /* evfd readable */
 	bool dead, established;
@@ -106,10 +144,32 @@ struct uiw_rr_sconn {
 	struct sockaddr_storage peer;
 };
 
+/*
+ * What a listener's connections share, and keep when it closes (a
+ * connection outlives its listener): the assembly memory allowed to
+ * all of them (listen_budget), counting the buffers they hold and the
+ * ones they keep for later, and the connections (max_conns).  A
+ * connection that finds too little memory waits in line, oldest
+ * first; memory coming back wakes the first in line through its wake
+ * fd; a connection that holds assembly memory never takes the last
+ * max_call, which stays for one that holds none.  Connections may be
+ * driven by different threads: mu guards this and every field the
+ * comment of struct uiw_rr_sconn names the share's.
+ */
+struct rr_share {
+	pthread_mutex_t mu;
+	unsigned refs;
+	uint64_t cap, used, reserve;
+	unsigned conns, max_conns;          /* members not shed */
+	struct uiw_rr_sconn *members;
+	struct uiw_rr_sconn *w_head, *w_tail;
+};
+
 struct uiw_rr_listener {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct uiw_rr_opts o;
+	struct rr_share *sh;
 	int epfd, evfd;
 	bool ev_on;
 	struct uiw_rr_sconn *pending;
@@ -130,6 +190,8 @@ static void evfd_set(int fd, bool *state, bool on)
 
 /* ---- A connection's end ----------------------------------------------- */
 
+static void share_unwait(struct uiw_rr_sconn *s);
+
 static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 {
 	if (s->dead)
@@ -138,6 +200,8 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	rr_msg(s->why, sizeof(s->why), "%s", why);
 	/* readable from now on: the next uiw_rr_recv says -ENOTCONN */
 	evfd_set(s->evfd, &s->ev_on, true);
+	/* its calls wait no more: the others' line moves on */
+	share_unwait(s);
 	if (s->k.qp) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
@@ -145,11 +209,228 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	}
 }
 
+/* Ended by this end's own decision (idle, shed, stalled): the
+ * Requester hears it from the CM at once. */
+static void sconn_end(struct uiw_rr_sconn *s, const char *why)
+{
+	if (s->dead)
+		return;
+	sconn_die(s, why);
+	rdma_disconnect(s->k.id);
+}
+
+/* ---- What a listener's connections share -------------------------------- */
+
+static struct rr_share *share_new(const struct uiw_rr_opts *o)
+{
+	struct rr_share *sh = calloc(1, sizeof(*sh));
+
+	if (!sh)
+		return NULL;
+	pthread_mutex_init(&sh->mu, NULL);
+	sh->refs = 1;
+	/* a call of max_call always fits once the others are done */
+	sh->reserve = o->max_call < RR_ABUF_MIN ? RR_ABUF_MIN : o->max_call;
+	sh->cap = o->listen_budget < sh->reserve ? sh->reserve :
+		o->listen_budget;
+	sh->max_conns = o->max_conns;
+	return sh;
+}
+
+static void share_put(struct rr_share *sh)
+{
+	bool last;
+
+	pthread_mutex_lock(&sh->mu);
+	last = --sh->refs == 0;
+	pthread_mutex_unlock(&sh->mu);
+	if (last) {
+		pthread_mutex_destroy(&sh->mu);
+		free(sh);
+	}
+}
+
+/* Under sh->mu: asks s's owner to look at what; its fd turns readable
+ * until it does (take_pokes). */
+static void poke(struct uiw_rr_sconn *s, unsigned what)
+{
+	uint64_t one = 1;
+	ssize_t r;
+
+	if (!__atomic_fetch_or(&s->pokes, what, __ATOMIC_RELAXED)) {
+		r = write(s->wakefd, &one, sizeof(one));
+		(void)r;        /* a counter short of its maximum */
+	}
+}
+
+/* Under sh->mu: memory came back, every connection in line tries
+ * again (the first may want more than there is, a later one less). */
+static void wake_line(struct rr_share *sh)
+{
+	struct uiw_rr_sconn *w;
+
+	for (w = sh->w_head; w; w = w->w_next)
+		poke(w, RR_POKE_BUDGET);
+}
+
+/* Under sh->mu: s out of the line. */
+static void unwait(struct rr_share *sh, struct uiw_rr_sconn *s)
+{
+	struct uiw_rr_sconn *prev = NULL, *w;
+
+	if (!s->waiting)
+		return;
+	for (w = sh->w_head; w != s; w = w->w_next)
+		prev = w;
+	if (prev)
+		prev->w_next = s->w_next;
+	else
+		sh->w_head = s->w_next;
+	if (sh->w_tail == s)
+		sh->w_tail = prev;
+	s->w_next = NULL;
+	s->waiting = false;
+}
+
+static void share_give(struct rr_share *sh, uint64_t n)
+{
+	pthread_mutex_lock(&sh->mu);
+	sh->used -= n;
+	wake_line(sh);
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static void share_unwait(struct uiw_rr_sconn *s)
+{
+	if (!s->waiting)
+		return;
+	pthread_mutex_lock(&s->sh->mu);
+	unwait(s->sh, s);
+	wake_line(s->sh);
+	pthread_mutex_unlock(&s->sh->mu);
+}
+
+/* Room for one more connection: below max_conns, or the connection
+ * idle the longest (handed out, no call in progress; the older on a
+ * tie) asked to end.  False when every one is busy. */
+static bool admit(struct rr_share *sh)
+{
+	struct uiw_rr_sconn *m, *old = NULL;
+	uint64_t t, oldest = 0;
+	bool ok = true;
+
+	pthread_mutex_lock(&sh->mu);
+	if (sh->conns >= sh->max_conns) {
+		/* members: the newest first */
+		for (m = sh->members; m; m = m->m_next) {
+			t = __atomic_load_n(&m->idle_since, __ATOMIC_RELAXED);
+			if (m->handed && !m->shed && t &&
+			    (!old || t <= oldest)) {
+				old = m;
+				oldest = t;
+			}
+		}
+		ok = old != NULL;
+		if (ok) {
+			old->shed = true;
+			sh->conns--;
+			poke(old, RR_POKE_SHED);
+		}
+	}
+	pthread_mutex_unlock(&sh->mu);
+	return ok;
+}
+
+static void share_join(struct rr_share *sh, struct uiw_rr_sconn *s)
+{
+	pthread_mutex_lock(&sh->mu);
+	sh->refs++;
+	sh->conns++;
+	s->sh = sh;
+	s->m_next = sh->members;
+	if (sh->members)
+		sh->members->m_pprev = &s->m_next;
+	s->m_pprev = &sh->members;
+	sh->members = s;
+	pthread_mutex_unlock(&sh->mu);
+}
+
+/* s's assembly memory (all freed by now) back, s out of the lists. */
+static void share_leave(struct uiw_rr_sconn *s)
+{
+	struct rr_share *sh = s->sh;
+
+	if (!sh)
+		return;
+	pthread_mutex_lock(&sh->mu);
+	*s->m_pprev = s->m_next;
+	if (s->m_next)
+		s->m_next->m_pprev = s->m_pprev;
+	unwait(sh, s);
+	if (!s->shed)
+		sh->conns--;
+	sh->used -= s->abuf_live + s->abuf_cached;
+	wake_line(sh);
+	pthread_mutex_unlock(&sh->mu);
+	s->sh = NULL;
+	share_put(sh);
+}
+
+/* ---- A connection's timer: idle, or Reads that do not progress ---------- */
+
+static void timer_arm(struct uiw_rr_sconn *s, uint64_t at)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(at / 1000),
+			      .tv_nsec = (long)(at % 1000) * 1000000L },
+	};
+
+	if (timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		s->timer_at = at;
+}
+
+/* The timer goes off at at or earlier (it is re-armed when it does). */
+static void timer_need(struct uiw_rr_sconn *s, uint64_t at)
+{
+	if (!s->timer_at || at < s->timer_at)
+		timer_arm(s, at);
+}
+
+static void timer_fire(struct uiw_rr_sconn *s, uint64_t now)
+{
+	uint64_t idle = __atomic_load_n(&s->idle_since, __ATOMIC_RELAXED);
+	uint64_t limit = s->k.o.idle_timeout_ms, next = 0, v;
+	ssize_t r = read(s->tfd, &v, sizeof(v));
+
+	(void)r;
+	s->timer_at = 0;
+	if (s->reads_inflight && now - s->read_ms >= RR_READ_WAIT_MS) {
+		sconn_end(s, "RDMA Reads of a Read chunk make no progress");
+		return;
+	}
+	if (limit && idle && now - idle >= limit) {
+		sconn_end(s, "idle for idle_timeout_ms");
+		return;
+	}
+	if (s->reads_inflight)
+		next = s->read_ms + RR_READ_WAIT_MS;
+	if (limit) {
+		/* busy: look again a whole period later */
+		v = (idle ? idle : now) + limit;
+		next = next && next < v ? next : v;
+	}
+	if (next)
+		timer_arm(s, next);
+}
+
 /* ---- Buffers ------------------------------------------------------------ */
+
+static bool share_take(struct uiw_rr_sconn *s, uint64_t cap);
 
 /* An assembly buffer of need octets; NULL with *wait set when the
  * connection's budget is spent (another call will give one back), or
- * without when memory or registration failed. */
+ * without when memory or registration failed.  The listener's budget
+ * counts the buffers a connection holds and those it keeps. */
 static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 				bool *wait)
 {
@@ -158,8 +439,11 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 
 	*wait = s->abuf_live && s->abuf_live + cap >
 		RR_ABUF_BUDGET * s->k.o.max_call;
-	if (*wait)
+	if (*wait) {
+		/* not the listener's memory it waits for: out of its line */
+		share_unwait(s);
 		return NULL;
+	}
 	for (p = &s->abufs; *p; p = &(*p)->next)
 		if ((*p)->cap >= need && (!best || (*p)->cap < (*best)->cap))
 			best = p;
@@ -167,16 +451,25 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 		a = *best;
 		*best = a->next;
 		s->nabuf--;
+		pthread_mutex_lock(&s->sh->mu);
+		s->abuf_cached -= a->cap;
+		pthread_mutex_unlock(&s->sh->mu);
 		s->abuf_live += a->cap;
 		return a;
 	}
-	if (need > SIZE_MAX / 2 || !(a = calloc(1, sizeof(*a))))
+	if (need > SIZE_MAX / 2)
 		return NULL;
-	a->cap = cap;
-	if (posix_memalign((void **)&a->mem, 4096, a->cap)) {
-		free(a);
+	if (!share_take(s, cap)) {
+		*wait = true;
 		return NULL;
 	}
+	if (!(a = calloc(1, sizeof(*a))) ||
+	    posix_memalign((void **)&a->mem, 4096, cap)) {
+		free(a);
+		share_give(s->sh, cap);
+		return NULL;
+	}
+	a->cap = cap;
 	/* RDMA Read's sink: REMOTE_WRITE on iWARP (RFC 5040 §4.4 tags
 	 * the Read Response with it) */
 	a->mr = ibv_reg_mr(s->k.pd, a->mem, a->cap, IBV_ACCESS_LOCAL_WRITE |
@@ -184,6 +477,7 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 	if (!a->mr) {
 		free(a->mem);
 		free(a);
+		share_give(s->sh, cap);
 		return NULL;
 	}
 	s->abuf_live += a->cap;
@@ -197,10 +491,92 @@ static void abuf_free(struct rr_abuf *a)
 	free(a);
 }
 
+static void abuf_free_list(struct rr_abuf *a)
+{
+	struct rr_abuf *n;
+
+	for (; a; a = n) {
+		n = a->next;
+		abuf_free(a);
+	}
+}
+
+/* The cached buffers back to the listener's budget. */
+static void cache_trim(struct uiw_rr_sconn *s)
+{
+	struct rr_abuf *drop = s->abufs;
+
+	s->abufs = NULL;
+	s->nabuf = 0;
+	pthread_mutex_lock(&s->sh->mu);
+	s->sh->used -= s->abuf_cached;
+	s->abuf_cached = 0;
+	wake_line(s->sh);
+	pthread_mutex_unlock(&s->sh->mu);
+	abuf_free_list(drop);
+}
+
+/* cap octets more of the listener's budget for s; false: s waits in
+ * line, and the others are asked for their cached buffers. */
+static bool share_take(struct uiw_rr_sconn *s, uint64_t cap)
+{
+	struct rr_share *sh = s->sh;
+	struct rr_abuf *drop = NULL;
+	struct uiw_rr_sconn *m;
+	/* one that holds some leaves the last max_call to one that holds
+	 * none, and waits its turn */
+	uint64_t room = s->abuf_live ? cap + sh->reserve : cap;
+	bool ok;
+
+	pthread_mutex_lock(&sh->mu);
+	if (sh->used + room > sh->cap && s->abuf_cached) {
+		drop = s->abufs;
+		s->abufs = NULL;
+		s->nabuf = 0;
+		sh->used -= s->abuf_cached;
+		s->abuf_cached = 0;
+	}
+	ok = sh->used + room <= sh->cap &&
+	     (!s->abuf_live || !sh->w_head || sh->w_head == s);
+	if (ok) {
+		sh->used += cap;
+		/* waiting again, it goes to the back of the line */
+		unwait(sh, s);
+		if (sh->used < sh->cap)
+			wake_line(sh);
+	} else if (!s->waiting) {
+		s->waiting = true;
+		if (sh->w_tail)
+			sh->w_tail->w_next = s;
+		else
+			sh->w_head = s;
+		sh->w_tail = s;
+		for (m = sh->members; m; m = m->m_next)
+			if (m != s && m->abuf_cached)
+				poke(m, RR_POKE_TRIM);
+	}
+	pthread_mutex_unlock(&sh->mu);
+	abuf_free_list(drop);
+	return ok;
+}
+
 static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 {
+	struct rr_share *sh = s->sh;
+	bool keep;
+
 	s->abuf_live -= a->cap;
-	if (s->nabuf >= RR_ABUF_CACHE) {
+	pthread_mutex_lock(&sh->mu);
+	/* kept for the next call unless others wait for memory */
+	keep = s->nabuf < RR_ABUF_CACHE && !sh->w_head;
+	if (keep) {
+		s->abuf_cached += a->cap;
+	} else {
+		sh->used -= a->cap;
+		wake_line(sh);
+	}
+	pthread_mutex_unlock(&sh->mu);
+	if (!keep) {
 		abuf_free(a);
 		return;
 	}
@@ -228,11 +604,28 @@ static struct rr_req *req_get(struct uiw_rr_sconn *s)
 	r->next = NULL;
 	r->rbuf = NULL;
 	r->abuf = NULL;
-	s->held++;
+	if (!s->held++)
+		__atomic_store_n(&s->idle_since, 0, __ATOMIC_RELAXED);
 	return r;
 }
 
 static void assemble(struct uiw_rr_sconn *s, struct rr_req *r);
+
+/* Calls that waited for an assembly buffer on their way, while there
+ * is one. */
+static void mw_retry(struct uiw_rr_sconn *s)
+{
+	while (s->mw_head && !s->dead) {
+		struct rr_req *w = s->mw_head;
+
+		s->mw_head = w->next;
+		if (!s->mw_head)
+			s->mw_tail = NULL;
+		assemble(s, w);
+		if (s->mw_tail == w)    /* it waits again */
+			break;
+	}
+}
 
 /* Done with a call: its buffers back, the request to the free list,
  * and calls that waited for an assembly buffer on their way. */
@@ -249,17 +642,11 @@ static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 	r->state = REQ_FREE;
 	r->next = s->req_free;
 	s->req_free = r;
-	s->held--;
-	while (had && s->mw_head && !s->dead) {
-		struct rr_req *w = s->mw_head;
-
-		s->mw_head = w->next;
-		if (!s->mw_head)
-			s->mw_tail = NULL;
-		assemble(s, w);
-		if (s->mw_tail == w)    /* it waits again */
-			break;
-	}
+	if (!--s->held)
+		__atomic_store_n(&s->idle_since, rr_now_ms(),
+				 __ATOMIC_RELAXED);
+	if (had)
+		mw_retry(s);
 }
 
 static void repost(struct uiw_rr_sconn *s, struct rr_buf *b)
@@ -374,6 +761,8 @@ static void assembled(struct uiw_rr_sconn *s, struct rr_req *r)
 
 static void issue_reads(struct uiw_rr_sconn *s)
 {
+	bool idle = !s->reads_inflight;
+
 	while (s->rd_head && s->reads_inflight < s->k.ord &&
 	       s->sq_used < s->sq_max && !s->dead) {
 		struct rr_req *r = s->rd_head;
@@ -404,6 +793,11 @@ static void issue_reads(struct uiw_rr_sconn *s)
 			}
 		}
 	}
+	/* the first Reads in flight: the timer watches their progress */
+	if (idle && s->reads_inflight) {
+		s->read_ms = rr_now_ms();
+		timer_need(s, s->read_ms + RR_READ_WAIT_MS);
+	}
 }
 
 static void on_read(struct uiw_rr_sconn *s, struct rr_req *r,
@@ -418,6 +812,7 @@ static void on_read(struct uiw_rr_sconn *s, struct rr_req *r,
 			  "an RDMA Read of a Read chunk failed");
 		return;
 	}
+	s->read_ms = rr_now_ms();
 	if (++r->wrs_done == r->wrs_posted && r->next_read == r->plan.nread)
 		assembled(s, r);
 	issue_reads(s);
@@ -624,12 +1019,37 @@ static int poll_cq(struct uiw_rr_sconn *s)
 	return total;
 }
 
+/* What other connections and the listener asked of this one. */
+static void take_pokes(struct uiw_rr_sconn *s)
+{
+	unsigned what;
+	uint64_t v;
+	ssize_t r;
+
+	if (!__atomic_load_n(&s->pokes, __ATOMIC_RELAXED))
+		return;
+	/* under mu, so that no poke comes between the two */
+	pthread_mutex_lock(&s->sh->mu);
+	what = __atomic_exchange_n(&s->pokes, 0, __ATOMIC_RELAXED);
+	r = read(s->wakefd, &v, sizeof(v));
+	pthread_mutex_unlock(&s->sh->mu);
+	(void)r;
+	if (what & RR_POKE_SHED)
+		sconn_end(s, "idle the longest when a new connection came "
+			  "beyond max_conns");
+	if (what & RR_POKE_TRIM)
+		cache_trim(s);
+	if (what & RR_POKE_BUDGET)
+		mw_retry(s);
+}
+
 int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 {
 	struct rr_req *r;
 
 	*req = NULL;
 	s->in_recv = true;
+	take_pokes(s);
 	if (!s->dead) {
 		poll_cq(s);
 		if (!s->ready_head) {
@@ -643,6 +1063,13 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 			if (!s->ready_head)
 				on_cm(s);
 		}
+	}
+	/* after the CQ: a call that came is no idleness */
+	if (s->timer_at && !s->dead) {
+		uint64_t now = rr_now_ms();
+
+		if (now >= s->timer_at)
+			timer_fire(s, now);
 	}
 	s->in_recv = false;
 	if (s->dead)
@@ -935,6 +1362,7 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		n = a->next;
 		abuf_free(a);
 	}
+	share_leave(s);
 	if (s->stage_mr)
 		ibv_dereg_mr(s->stage_mr);
 	free(s->stage);
@@ -945,6 +1373,10 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		close(s->epfd);
 	if (s->evfd >= 0)
 		close(s->evfd);
+	if (s->wakefd >= 0)
+		close(s->wakefd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	free(s);
 }
 
@@ -978,7 +1410,8 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		rdma_destroy_id(id);
 		return NULL;
 	}
-	s->epfd = s->evfd = -1;
+	s->epfd = s->evfd = s->wakefd = s->tfd = -1;
+	s->born = rr_now_ms();
 	s->k.id = id;
 	id->context = s;
 	if (rr_conn_opts(&s->k, &l->o, err, sizeof(err)) < 0)
@@ -1009,11 +1442,19 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 	s->send_busy = calloc(s->k.spool.count, sizeof(*s->send_busy));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!s->send_wrs || !s->send_busy || s->epfd < 0 || s->evfd < 0 ||
+	    s->wakefd < 0 || s->tfd < 0 ||
 	    ep_add(s->epfd, s->k.cc->fd, NULL) || ep_add(s->epfd, s->k.ch->fd,
 							 NULL) ||
-	    ep_add(s->epfd, s->evfd, NULL))
+	    ep_add(s->epfd, s->evfd, NULL) || ep_add(s->epfd, s->wakefd, NULL) ||
+	    ep_add(s->epfd, s->tfd, NULL))
 		goto fail;
+	share_join(l->sh, s);
+	__atomic_store_n(&s->idle_since, s->born, __ATOMIC_RELAXED);
+	if (s->k.o.idle_timeout_ms)
+		timer_arm(s, s->born + s->k.o.idle_timeout_ms);
 	/* the address union of rdma_cm holds a sockaddr_storage */
 	memcpy(&s->peer, rdma_get_peer_addr(id), sizeof(s->peer));
 	rr_conn_param(&s->k, &cp);
@@ -1054,6 +1495,16 @@ struct rr_conn *rr_sconn_conn(struct uiw_rr_sconn *s)
 	return &s->k;
 }
 
+void rr_listener_share(struct uiw_rr_listener *l, uint64_t *used,
+		       uint64_t *cap, unsigned *conns)
+{
+	pthread_mutex_lock(&l->sh->mu);
+	*used = l->sh->used;
+	*cap = l->sh->cap;
+	*conns = l->sh->conns;
+	pthread_mutex_unlock(&l->sh->mu);
+}
+
 const char *rr_sconn_why(struct uiw_rr_sconn *s)
 {
 	return s->why;
@@ -1087,6 +1538,11 @@ struct uiw_rr_listener *uiw_rr_listen(const struct sockaddr *sa,
 		return NULL;
 	}
 	l->o = probe.o;
+	if (!(l->sh = share_new(&l->o))) {
+		rr_msg(err, errlen, "out of memory");
+		errno = ENOMEM;
+		goto fail;
+	}
 	if (!sa || salen < sizeof(sa->sa_family)) {
 		rr_msg(err, errlen, "no address to listen on");
 		errno = EINVAL;
@@ -1151,10 +1607,20 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 {
 	struct uiw_rr_sconn *s, *n;
 	struct rdma_cm_event *ev;
+	uint64_t now;
 
 	while (rdma_get_cm_event(l->ch, &ev) == 0) {
 		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
 			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (!admit(l->sh)) {
+			/* max_conns, all busy: the Requester is refused */
+			struct rdma_cm_id *id = ev->id;
+
+			rdma_ack_cm_event(ev);
+			rdma_reject(id, NULL, 0);
+			rdma_destroy_id(id);
 			continue;
 		}
 		s = sconn_new(l, ev);     /* acknowledges ev */
@@ -1164,10 +1630,17 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 		l->pending = s;
 		ep_add(l->epfd, s->k.ch->fd, s);
 	}
-	/* connections being set up: established, or gone */
+	/* connections being set up: established, or gone (a Requester
+	 * that never completes the set-up holds one of max_conns: it has
+	 * connect_timeout_ms, looked at whenever a request comes) */
+	now = rr_now_ms();
 	for (s = l->pending; s; s = n) {
 		n = s->next;
 		on_cm(s);
+		if (!s->established && l->o.connect_timeout_ms &&
+		    now - s->born >= l->o.connect_timeout_ms)
+			sconn_end(s, "not established within "
+				  "connect_timeout_ms");
 		if (!s->established && !s->dead)
 			continue;
 		pending_del(l, s);
@@ -1190,6 +1663,9 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 	if (!l->ready_head)
 		l->ready_tail = NULL;
 	s->next = NULL;
+	pthread_mutex_lock(&l->sh->mu);
+	s->handed = true;       /* from now on, it may be shed */
+	pthread_mutex_unlock(&l->sh->mu);
 	evfd_set(l->evfd, &l->ev_on, l->ready_head != NULL);
 	return s;
 }
@@ -1216,5 +1692,8 @@ void uiw_rr_listener_close(struct uiw_rr_listener *l)
 		close(l->epfd);
 	if (l->evfd >= 0)
 		close(l->evfd);
+	/* the connections handed out keep it */
+	if (l->sh)
+		share_put(l->sh);
 	free(l);
 }
