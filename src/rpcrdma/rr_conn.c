@@ -248,13 +248,6 @@ int rr_conn_opts(struct rr_conn *k, const struct uiw_rr_opts *o, char *err,
 		errno = EINVAL;
 		return -1;
 	}
-	if (o->listen_budget < o->max_call || !o->max_conns) {
-		rr_msg(err, errlen, "listen_budget %llu under max_call %llu, "
-		       "or max_conns 0", (unsigned long long)o->listen_budget,
-		       (unsigned long long)o->max_call);
-		errno = EINVAL;
-		return -1;
-	}
 	k->o = *o;
 	rr_conn_local(k, o->remote_inv);
 	return 0;

@@ -25,7 +25,7 @@
  *
  * Idle, slow or hostile connections never deny service to the others:
  * what a Requester can make this end hold is bounded, timed out, and
- * shed oldest-first (struct rr_share, below).  Assembly memory is
+ * shed oldest-first (rr_share.c).  Assembly memory is
  * bounded per connection and per listener; the connections of a
  * listener are bounded, the one idle the longest making room for a
  * new one; a connection with no call for idle_timeout_ms, or whose
@@ -43,7 +43,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -53,6 +52,7 @@
 
 #include "rr_conn.h"
 #include "rr_plan.h"
+#include "rr_share.h"
 
 #define RR_SVC_MAX_ORD    16
 #define RR_SVC_IRD        4
@@ -94,29 +94,12 @@ struct rr_req {
 	struct rr_plan plan;
 };
 
-struct rr_share;
-
-/* What another thread may ask of a connection (its wake fd): */
-enum {
-	RR_POKE_BUDGET = 1,     /* assembly memory came back: try again */
-	RR_POKE_TRIM = 2,       /* others wait: give the cached buffers back */
-	RR_POKE_SHED = 4,       /* the listener needs room: end */
-};
-
 struct uiw_rr_sconn {
 	struct rr_conn k;
 	struct uiw_rr_sconn *next;  /* the listener's lists */
-	/* the share's (under its mu) */
-	struct rr_share *sh;
-	struct uiw_rr_sconn *m_next, **m_pprev;     /* members */
-	struct uiw_rr_sconn *w_next;                /* waiting for memory */
-	bool waiting, handed, shed;
-	unsigned pokes;             /* RR_POKE_*, with wakefd written */
-	uint64_t abuf_cached;       /* octets of abufs */
-	/* written by the owner, read by the listener (atomic): when the
-	 * last call was done, 0 while one is in progress */
-	uint64_t idle_since;
-	int wakefd, tfd;
+	struct rr_share *sh;        /* the listener's */
+	struct rr_member m;
+	int tfd;                    /* timerfd */
 	uint64_t timer_at;          /* tfd's deadline (ms), 0: disarmed */
 	uint64_t read_ms;           /* the last RDMA Read's progress */
 	uint64_t born;              /* the connection request (ms) */
@@ -144,27 +127,6 @@ struct uiw_rr_sconn {
 	struct sockaddr_storage peer;
 };
 
-/*
- * What a listener's connections share, and keep when it closes (a
- * connection outlives its listener): the assembly memory allowed to
- * all of them (listen_budget), counting the buffers they hold and the
- * ones they keep for later, and the connections (max_conns).  A
- * connection that finds too little memory waits in line, oldest
- * first; memory coming back wakes the first in line through its wake
- * fd; a connection that holds assembly memory never takes the last
- * max_call, which stays for one that holds none.  Connections may be
- * driven by different threads: mu guards this and every field the
- * comment of struct uiw_rr_sconn names the share's.
- */
-struct rr_share {
-	pthread_mutex_t mu;
-	unsigned refs;
-	uint64_t cap, used, reserve;
-	unsigned conns, max_conns;          /* members not shed */
-	struct uiw_rr_sconn *members;
-	struct uiw_rr_sconn *w_head, *w_tail;
-};
-
 struct uiw_rr_listener {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
@@ -190,8 +152,6 @@ static void evfd_set(int fd, bool *state, bool on)
 
 /* ---- A connection's end ----------------------------------------------- */
 
-static void share_unwait(struct uiw_rr_sconn *s);
-
 static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 {
 	if (s->dead)
@@ -201,7 +161,8 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	/* readable from now on: the next uiw_rr_recv says -ENOTCONN */
 	evfd_set(s->evfd, &s->ev_on, true);
 	/* its calls wait no more: the others' line moves on */
-	share_unwait(s);
+	if (s->sh)
+		rr_share_unwait(s->sh, &s->m);
 	if (s->k.qp) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
@@ -217,163 +178,6 @@ static void sconn_end(struct uiw_rr_sconn *s, const char *why)
 		return;
 	sconn_die(s, why);
 	rdma_disconnect(s->k.id);
-}
-
-/* ---- What a listener's connections share -------------------------------- */
-
-static struct rr_share *share_new(const struct uiw_rr_opts *o)
-{
-	struct rr_share *sh = calloc(1, sizeof(*sh));
-
-	if (!sh)
-		return NULL;
-	pthread_mutex_init(&sh->mu, NULL);
-	sh->refs = 1;
-	/* a call of max_call always fits once the others are done */
-	sh->reserve = o->max_call < RR_ABUF_MIN ? RR_ABUF_MIN : o->max_call;
-	sh->cap = o->listen_budget < sh->reserve ? sh->reserve :
-		o->listen_budget;
-	sh->max_conns = o->max_conns;
-	return sh;
-}
-
-static void share_put(struct rr_share *sh)
-{
-	bool last;
-
-	pthread_mutex_lock(&sh->mu);
-	last = --sh->refs == 0;
-	pthread_mutex_unlock(&sh->mu);
-	if (last) {
-		pthread_mutex_destroy(&sh->mu);
-		free(sh);
-	}
-}
-
-/* Under sh->mu: asks s's owner to look at what; its fd turns readable
- * until it does (take_pokes). */
-static void poke(struct uiw_rr_sconn *s, unsigned what)
-{
-	uint64_t one = 1;
-	ssize_t r;
-
-	if (!__atomic_fetch_or(&s->pokes, what, __ATOMIC_RELAXED)) {
-		r = write(s->wakefd, &one, sizeof(one));
-		(void)r;        /* a counter short of its maximum */
-	}
-}
-
-/* Under sh->mu: memory came back, every connection in line tries
- * again (the first may want more than there is, a later one less). */
-static void wake_line(struct rr_share *sh)
-{
-	struct uiw_rr_sconn *w;
-
-	for (w = sh->w_head; w; w = w->w_next)
-		poke(w, RR_POKE_BUDGET);
-}
-
-/* Under sh->mu: s out of the line. */
-static void unwait(struct rr_share *sh, struct uiw_rr_sconn *s)
-{
-	struct uiw_rr_sconn *prev = NULL, *w;
-
-	if (!s->waiting)
-		return;
-	for (w = sh->w_head; w != s; w = w->w_next)
-		prev = w;
-	if (prev)
-		prev->w_next = s->w_next;
-	else
-		sh->w_head = s->w_next;
-	if (sh->w_tail == s)
-		sh->w_tail = prev;
-	s->w_next = NULL;
-	s->waiting = false;
-}
-
-static void share_give(struct rr_share *sh, uint64_t n)
-{
-	pthread_mutex_lock(&sh->mu);
-	sh->used -= n;
-	wake_line(sh);
-	pthread_mutex_unlock(&sh->mu);
-}
-
-static void share_unwait(struct uiw_rr_sconn *s)
-{
-	if (!s->waiting)
-		return;
-	pthread_mutex_lock(&s->sh->mu);
-	unwait(s->sh, s);
-	wake_line(s->sh);
-	pthread_mutex_unlock(&s->sh->mu);
-}
-
-/* Room for one more connection: below max_conns, or the connection
- * idle the longest (handed out, no call in progress; the older on a
- * tie) asked to end.  False when every one is busy. */
-static bool admit(struct rr_share *sh)
-{
-	struct uiw_rr_sconn *m, *old = NULL;
-	uint64_t t, oldest = 0;
-	bool ok = true;
-
-	pthread_mutex_lock(&sh->mu);
-	if (sh->conns >= sh->max_conns) {
-		/* members: the newest first */
-		for (m = sh->members; m; m = m->m_next) {
-			t = __atomic_load_n(&m->idle_since, __ATOMIC_RELAXED);
-			if (m->handed && !m->shed && t &&
-			    (!old || t <= oldest)) {
-				old = m;
-				oldest = t;
-			}
-		}
-		ok = old != NULL;
-		if (ok) {
-			old->shed = true;
-			sh->conns--;
-			poke(old, RR_POKE_SHED);
-		}
-	}
-	pthread_mutex_unlock(&sh->mu);
-	return ok;
-}
-
-static void share_join(struct rr_share *sh, struct uiw_rr_sconn *s)
-{
-	pthread_mutex_lock(&sh->mu);
-	sh->refs++;
-	sh->conns++;
-	s->sh = sh;
-	s->m_next = sh->members;
-	if (sh->members)
-		sh->members->m_pprev = &s->m_next;
-	s->m_pprev = &sh->members;
-	sh->members = s;
-	pthread_mutex_unlock(&sh->mu);
-}
-
-/* s's assembly memory (all freed by now) back, s out of the lists. */
-static void share_leave(struct uiw_rr_sconn *s)
-{
-	struct rr_share *sh = s->sh;
-
-	if (!sh)
-		return;
-	pthread_mutex_lock(&sh->mu);
-	*s->m_pprev = s->m_next;
-	if (s->m_next)
-		s->m_next->m_pprev = s->m_pprev;
-	unwait(sh, s);
-	if (!s->shed)
-		sh->conns--;
-	sh->used -= s->abuf_live + s->abuf_cached;
-	wake_line(sh);
-	pthread_mutex_unlock(&sh->mu);
-	s->sh = NULL;
-	share_put(sh);
 }
 
 /* ---- A connection's timer: idle, or Reads that do not progress ---------- */
@@ -398,7 +202,7 @@ static void timer_need(struct uiw_rr_sconn *s, uint64_t at)
 
 static void timer_fire(struct uiw_rr_sconn *s, uint64_t now)
 {
-	uint64_t idle = __atomic_load_n(&s->idle_since, __ATOMIC_RELAXED);
+	uint64_t idle = __atomic_load_n(&s->m.idle_since, __ATOMIC_RELAXED);
 	uint64_t limit = s->k.o.idle_timeout_ms, next = 0, v;
 	ssize_t r = read(s->tfd, &v, sizeof(v));
 
@@ -425,7 +229,7 @@ static void timer_fire(struct uiw_rr_sconn *s, uint64_t now)
 
 /* ---- Buffers ------------------------------------------------------------ */
 
-static bool share_take(struct uiw_rr_sconn *s, uint64_t cap);
+static void cache_free(struct uiw_rr_sconn *s);
 
 /* An assembly buffer of need octets; NULL with *wait set when the
  * connection's budget is spent (another call will give one back), or
@@ -436,12 +240,13 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 {
 	struct rr_abuf **p, **best = NULL, *a;
 	size_t cap = need < RR_ABUF_MIN ? RR_ABUF_MIN : (size_t)need;
+	bool ok, drop;
 
 	*wait = s->abuf_live && s->abuf_live + cap >
 		RR_ABUF_BUDGET * s->k.o.max_call;
 	if (*wait) {
 		/* not the listener's memory it waits for: out of its line */
-		share_unwait(s);
+		rr_share_unwait(s->sh, &s->m);
 		return NULL;
 	}
 	for (p = &s->abufs; *p; p = &(*p)->next)
@@ -451,22 +256,23 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 		a = *best;
 		*best = a->next;
 		s->nabuf--;
-		pthread_mutex_lock(&s->sh->mu);
-		s->abuf_cached -= a->cap;
-		pthread_mutex_unlock(&s->sh->mu);
+		rr_share_reuse(s->sh, &s->m, a->cap);
 		s->abuf_live += a->cap;
 		return a;
 	}
 	if (need > SIZE_MAX / 2)
 		return NULL;
-	if (!share_take(s, cap)) {
+	ok = rr_share_take(s->sh, &s->m, cap, s->abuf_live != 0, &drop);
+	if (drop)       /* its kept buffers, counted back to make room */
+		cache_free(s);
+	if (!ok) {
 		*wait = true;
 		return NULL;
 	}
 	if (!(a = calloc(1, sizeof(*a))) ||
 	    posix_memalign((void **)&a->mem, 4096, cap)) {
 		free(a);
-		share_give(s->sh, cap);
+		rr_share_give(s->sh, cap);
 		return NULL;
 	}
 	a->cap = cap;
@@ -477,7 +283,7 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 	if (!a->mr) {
 		free(a->mem);
 		free(a);
-		share_give(s->sh, cap);
+		rr_share_give(s->sh, cap);
 		return NULL;
 	}
 	s->abuf_live += a->cap;
@@ -491,92 +297,24 @@ static void abuf_free(struct rr_abuf *a)
 	free(a);
 }
 
-static void abuf_free_list(struct rr_abuf *a)
+/* The kept buffers freed (counted back already). */
+static void cache_free(struct uiw_rr_sconn *s)
 {
-	struct rr_abuf *n;
+	struct rr_abuf *a, *n;
 
-	for (; a; a = n) {
+	for (a = s->abufs; a; a = n) {
 		n = a->next;
 		abuf_free(a);
 	}
-}
-
-/* The cached buffers back to the listener's budget. */
-static void cache_trim(struct uiw_rr_sconn *s)
-{
-	struct rr_abuf *drop = s->abufs;
-
 	s->abufs = NULL;
 	s->nabuf = 0;
-	pthread_mutex_lock(&s->sh->mu);
-	s->sh->used -= s->abuf_cached;
-	s->abuf_cached = 0;
-	wake_line(s->sh);
-	pthread_mutex_unlock(&s->sh->mu);
-	abuf_free_list(drop);
-}
-
-/* cap octets more of the listener's budget for s; false: s waits in
- * line, and the others are asked for their cached buffers. */
-static bool share_take(struct uiw_rr_sconn *s, uint64_t cap)
-{
-	struct rr_share *sh = s->sh;
-	struct rr_abuf *drop = NULL;
-	struct uiw_rr_sconn *m;
-	/* one that holds some leaves the last max_call to one that holds
-	 * none, and waits its turn */
-	uint64_t room = s->abuf_live ? cap + sh->reserve : cap;
-	bool ok;
-
-	pthread_mutex_lock(&sh->mu);
-	if (sh->used + room > sh->cap && s->abuf_cached) {
-		drop = s->abufs;
-		s->abufs = NULL;
-		s->nabuf = 0;
-		sh->used -= s->abuf_cached;
-		s->abuf_cached = 0;
-	}
-	ok = sh->used + room <= sh->cap &&
-	     (!s->abuf_live || !sh->w_head || sh->w_head == s);
-	if (ok) {
-		sh->used += cap;
-		/* waiting again, it goes to the back of the line */
-		unwait(sh, s);
-		if (sh->used < sh->cap)
-			wake_line(sh);
-	} else if (!s->waiting) {
-		s->waiting = true;
-		if (sh->w_tail)
-			sh->w_tail->w_next = s;
-		else
-			sh->w_head = s;
-		sh->w_tail = s;
-		for (m = sh->members; m; m = m->m_next)
-			if (m != s && m->abuf_cached)
-				poke(m, RR_POKE_TRIM);
-	}
-	pthread_mutex_unlock(&sh->mu);
-	abuf_free_list(drop);
-	return ok;
 }
 
 static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 {
-	struct rr_share *sh = s->sh;
-	bool keep;
-
 	s->abuf_live -= a->cap;
-	pthread_mutex_lock(&sh->mu);
-	/* kept for the next call unless others wait for memory */
-	keep = s->nabuf < RR_ABUF_CACHE && !sh->w_head;
-	if (keep) {
-		s->abuf_cached += a->cap;
-	} else {
-		sh->used -= a->cap;
-		wake_line(sh);
-	}
-	pthread_mutex_unlock(&sh->mu);
-	if (!keep) {
+	/* kept for the next call, unless others wait for memory */
+	if (!rr_share_keep(s->sh, &s->m, a->cap, s->nabuf < RR_ABUF_CACHE)) {
 		abuf_free(a);
 		return;
 	}
@@ -605,7 +343,7 @@ static struct rr_req *req_get(struct uiw_rr_sconn *s)
 	r->rbuf = NULL;
 	r->abuf = NULL;
 	if (!s->held++)
-		__atomic_store_n(&s->idle_since, 0, __ATOMIC_RELAXED);
+		rr_share_idle(&s->m, 0);
 	return r;
 }
 
@@ -643,8 +381,7 @@ static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 	r->next = s->req_free;
 	s->req_free = r;
 	if (!--s->held)
-		__atomic_store_n(&s->idle_since, rr_now_ms(),
-				 __ATOMIC_RELAXED);
+		rr_share_idle(&s->m, rr_now_ms());
 	if (had)
 		mw_retry(s);
 }
@@ -991,6 +728,9 @@ static void on_cm(struct uiw_rr_sconn *s)
 			if (ord && ord < s->k.ord)
 				s->k.ord = ord;
 			s->established = true;
+			/* idle from here: no call could come before */
+			if (!s->held)
+				rr_share_idle(&s->m, rr_now_ms());
 		}
 		rdma_ack_cm_event(ev);
 		if (t == RDMA_CM_EVENT_DISCONNECTED ||
@@ -1022,23 +762,15 @@ static int poll_cq(struct uiw_rr_sconn *s)
 /* What other connections and the listener asked of this one. */
 static void take_pokes(struct uiw_rr_sconn *s)
 {
-	unsigned what;
-	uint64_t v;
-	ssize_t r;
+	unsigned what = rr_share_pokes(s->sh, &s->m);
 
-	if (!__atomic_load_n(&s->pokes, __ATOMIC_RELAXED))
-		return;
-	/* under mu, so that no poke comes between the two */
-	pthread_mutex_lock(&s->sh->mu);
-	what = __atomic_exchange_n(&s->pokes, 0, __ATOMIC_RELAXED);
-	r = read(s->wakefd, &v, sizeof(v));
-	pthread_mutex_unlock(&s->sh->mu);
-	(void)r;
 	if (what & RR_POKE_SHED)
 		sconn_end(s, "idle the longest when a new connection came "
 			  "beyond max_conns");
-	if (what & RR_POKE_TRIM)
-		cache_trim(s);
+	if (what & RR_POKE_TRIM) {
+		rr_share_trim(s->sh, &s->m);
+		cache_free(s);
+	}
 	if (what & RR_POKE_BUDGET)
 		mw_retry(s);
 }
@@ -1362,7 +1094,8 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		n = a->next;
 		abuf_free(a);
 	}
-	share_leave(s);
+	if (s->sh)
+		rr_share_leave(s->sh, &s->m, s->abuf_live + s->m.kept);
 	if (s->stage_mr)
 		ibv_dereg_mr(s->stage_mr);
 	free(s->stage);
@@ -1373,8 +1106,8 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		close(s->epfd);
 	if (s->evfd >= 0)
 		close(s->evfd);
-	if (s->wakefd >= 0)
-		close(s->wakefd);
+	if (s->m.wakefd >= 0)
+		close(s->m.wakefd);
 	if (s->tfd >= 0)
 		close(s->tfd);
 	free(s);
@@ -1410,7 +1143,7 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		rdma_destroy_id(id);
 		return NULL;
 	}
-	s->epfd = s->evfd = s->wakefd = s->tfd = -1;
+	s->epfd = s->evfd = s->m.wakefd = s->tfd = -1;
 	s->born = rr_now_ms();
 	s->k.id = id;
 	id->context = s;
@@ -1442,17 +1175,18 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 	s->send_busy = calloc(s->k.spool.count, sizeof(*s->send_busy));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->m.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!s->send_wrs || !s->send_busy || s->epfd < 0 || s->evfd < 0 ||
-	    s->wakefd < 0 || s->tfd < 0 ||
+	    s->m.wakefd < 0 || s->tfd < 0 ||
 	    ep_add(s->epfd, s->k.cc->fd, NULL) || ep_add(s->epfd, s->k.ch->fd,
 							 NULL) ||
-	    ep_add(s->epfd, s->evfd, NULL) || ep_add(s->epfd, s->wakefd, NULL) ||
+	    ep_add(s->epfd, s->evfd, NULL) || ep_add(s->epfd, s->m.wakefd, NULL) ||
 	    ep_add(s->epfd, s->tfd, NULL))
 		goto fail;
-	share_join(l->sh, s);
-	__atomic_store_n(&s->idle_since, s->born, __ATOMIC_RELAXED);
+	s->sh = l->sh;
+	rr_share_join(s->sh, &s->m);
+	rr_share_idle(&s->m, s->born);
 	if (s->k.o.idle_timeout_ms)
 		timer_arm(s, s->born + s->k.o.idle_timeout_ms);
 	/* the address union of rdma_cm holds a sockaddr_storage */
@@ -1495,14 +1229,9 @@ struct rr_conn *rr_sconn_conn(struct uiw_rr_sconn *s)
 	return &s->k;
 }
 
-void rr_listener_share(struct uiw_rr_listener *l, uint64_t *used,
-		       uint64_t *cap, unsigned *conns)
+struct rr_share *rr_listener_share(struct uiw_rr_listener *l)
 {
-	pthread_mutex_lock(&l->sh->mu);
-	*used = l->sh->used;
-	*cap = l->sh->cap;
-	*conns = l->sh->conns;
-	pthread_mutex_unlock(&l->sh->mu);
+	return l->sh;
 }
 
 const char *rr_sconn_why(struct uiw_rr_sconn *s)
@@ -1538,7 +1267,15 @@ struct uiw_rr_listener *uiw_rr_listen(const struct sockaddr *sa,
 		return NULL;
 	}
 	l->o = probe.o;
-	if (!(l->sh = share_new(&l->o))) {
+	/* the Responder's own: a call of max_call must fit */
+	if (l->o.listen_budget < l->o.max_call || !l->o.max_conns) {
+		rr_msg(err, errlen, "listen_budget %llu under max_call %llu, "
+		       "or max_conns 0", (unsigned long long)l->o.listen_budget,
+		       (unsigned long long)l->o.max_call);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (!(l->sh = rr_share_new(&l->o, RR_ABUF_MIN))) {
 		rr_msg(err, errlen, "out of memory");
 		errno = ENOMEM;
 		goto fail;
@@ -1614,7 +1351,7 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 			rdma_ack_cm_event(ev);
 			continue;
 		}
-		if (!admit(l->sh)) {
+		if (!rr_share_admit(l->sh)) {
 			/* max_conns, all busy: the Requester is refused */
 			struct rdma_cm_id *id = ev->id;
 
@@ -1663,9 +1400,7 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 	if (!l->ready_head)
 		l->ready_tail = NULL;
 	s->next = NULL;
-	pthread_mutex_lock(&l->sh->mu);
-	s->handed = true;       /* from now on, it may be shed */
-	pthread_mutex_unlock(&l->sh->mu);
+	rr_share_handed(l->sh, &s->m);     /* from now on, it may be shed */
 	evfd_set(l->evfd, &l->ev_on, l->ready_head != NULL);
 	return s;
 }
@@ -1694,6 +1429,6 @@ void uiw_rr_listener_close(struct uiw_rr_listener *l)
 		close(l->evfd);
 	/* the connections handed out keep it */
 	if (l->sh)
-		share_put(l->sh);
+		rr_share_put(l->sh);
 	free(l);
 }
