@@ -135,6 +135,14 @@ struct uiw_rpcrdma_opts {
 	bool no_remote_inv;         /* false: Send With Invalidate allowed */
 	unsigned connect_timeout_ms;/* 10000 */
 	const struct uiw_rpcrdma_ulb *ulb;   /* NULL: no DDP-eligible item */
+	/* Server, per listening SVCXPRT: the memory its connections'
+	 * calls with Read chunks hold at once (256 MiB, at least 16 MiB +
+	 * 64 KiB), the connections it keeps (256: beyond, the one idle
+	 * the longest is ended, or the new one refused), and how long a
+	 * connection with no call lives (300000 ms; 0: forever). */
+	uint64_t assembly_budget;
+	unsigned max_conns;
+	unsigned idle_timeout_ms;
 };
 void uiw_rpcrdma_opts_init(struct uiw_rpcrdma_opts *o, bool server);
 

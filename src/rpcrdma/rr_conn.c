@@ -26,6 +26,11 @@ void uiw_rr_opts_init(struct uiw_rr_opts *o)
 		.max_call = (16u << 20) + (64u << 10),
 		.connect_timeout_ms = 10000,
 		.call_timeout_ms = 0,
+		/* Linux's knfsd ends a connection idle for 6 minutes
+		 * (svc_age_temp_xprts); a little less here */
+		.listen_budget = 256u << 20,
+		.max_conns = 256,
+		.idle_timeout_ms = 300000,
 	};
 }
 

@@ -177,6 +177,9 @@ struct rr_clnt_credits {
 void rr_clnt_credits(struct uiw_rr_clnt *c, struct rr_clnt_credits *cr);
 struct rr_conn *rr_clnt_conn(struct uiw_rr_clnt *c);
 struct rr_conn *rr_sconn_conn(struct uiw_rr_sconn *s);
+/* What the listener's connections share (rr_share.h). */
+struct rr_share;
+struct rr_share *rr_listener_share(struct uiw_rr_listener *l);
 /* Why the connection ended ("" while it lasts). */
 const char *rr_sconn_why(struct uiw_rr_sconn *s);
 /* The plan a received call was served by. */

@@ -23,6 +23,15 @@
  * handed out once every Read has completed.  The assembly buffers held
  * at once are bounded (RR_ABUF_BUDGET); a call beyond waits for one.
  *
+ * Idle, slow or hostile connections never deny service to the others:
+ * what a Requester can make this end hold is bounded, timed out, and
+ * shed oldest-first (rr_share.c).  Assembly memory is
+ * bounded per connection and per listener; the connections of a
+ * listener are bounded, the one idle the longest making room for a
+ * new one; a connection with no call for idle_timeout_ms, or whose
+ * RDMA Reads make no progress for RR_READ_WAIT_MS, is ended by a timer
+ * in its epoll set.
+ *
  * Replies: rr_reply_layout decides; Write chunk data is written from
  * the caller's memory (registered for the reply, or our own buffer's
  * registration when it lies in one), the Reply chunk's stream from a
@@ -38,10 +47,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "rr_conn.h"
 #include "rr_plan.h"
+#include "rr_share.h"
 
 #define RR_SVC_MAX_ORD    16
 #define RR_SVC_IRD        4
@@ -54,6 +65,10 @@
 #define RR_ABUF_MIN       (64u << 10)
 #define RR_SPARE_BATCH    16
 #define RR_REPLY_WAIT_MS  10000
+/* RDMA Reads in flight with none completing for this long: a Requester
+ * that stopped answering them holds the call's assembly buffer; the
+ * connection is ended (RFC 8166 §4.5.3, a chunk that cannot be read). */
+#define RR_READ_WAIT_MS   RR_REPLY_WAIT_MS
 #define RR_ERR_SENDS      8      /* send buffers beyond one per credit */
 
 struct rr_abuf {
@@ -82,6 +97,12 @@ struct rr_req {
 struct uiw_rr_sconn {
 	struct rr_conn k;
 	struct uiw_rr_sconn *next;  /* the listener's lists */
+	struct rr_share *sh;        /* the listener's */
+	struct rr_member m;
+	int tfd;                    /* timerfd */
+	uint64_t timer_at;          /* tfd's deadline (ms), 0: disarmed */
+	uint64_t read_ms;           /* the last RDMA Read's progress */
+	uint64_t born;              /* the connection request (ms) */
 	int epfd, evfd;
 	bool ev_on;                 /* evfd readable */
 	bool dead, established;
@@ -110,6 +131,7 @@ struct uiw_rr_listener {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct uiw_rr_opts o;
+	struct rr_share *sh;
 	int epfd, evfd;
 	bool ev_on;
 	struct uiw_rr_sconn *pending;
@@ -138,6 +160,9 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	rr_msg(s->why, sizeof(s->why), "%s", why);
 	/* readable from now on: the next uiw_rr_recv says -ENOTCONN */
 	evfd_set(s->evfd, &s->ev_on, true);
+	/* its calls wait no more: the others' line moves on */
+	if (s->sh)
+		rr_share_unwait(s->sh, &s->m);
 	if (s->k.qp) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
@@ -145,21 +170,85 @@ static void sconn_die(struct uiw_rr_sconn *s, const char *why)
 	}
 }
 
+/* Ended by this end's own decision (idle, shed, stalled): the
+ * Requester hears it from the CM at once. */
+static void sconn_end(struct uiw_rr_sconn *s, const char *why)
+{
+	if (s->dead)
+		return;
+	sconn_die(s, why);
+	rdma_disconnect(s->k.id);
+}
+
+/* ---- A connection's timer: idle, or Reads that do not progress ---------- */
+
+static void timer_arm(struct uiw_rr_sconn *s, uint64_t at)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(at / 1000),
+			      .tv_nsec = (long)(at % 1000) * 1000000L },
+	};
+
+	if (timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		s->timer_at = at;
+}
+
+/* The timer goes off at at or earlier (it is re-armed when it does). */
+static void timer_need(struct uiw_rr_sconn *s, uint64_t at)
+{
+	if (!s->timer_at || at < s->timer_at)
+		timer_arm(s, at);
+}
+
+static void timer_fire(struct uiw_rr_sconn *s, uint64_t now)
+{
+	uint64_t idle = __atomic_load_n(&s->m.idle_since, __ATOMIC_RELAXED);
+	uint64_t limit = s->k.o.idle_timeout_ms, next = 0, v;
+	ssize_t r = read(s->tfd, &v, sizeof(v));
+
+	(void)r;
+	s->timer_at = 0;
+	if (s->reads_inflight && now - s->read_ms >= RR_READ_WAIT_MS) {
+		sconn_end(s, "RDMA Reads of a Read chunk make no progress");
+		return;
+	}
+	if (limit && idle && now - idle >= limit) {
+		sconn_end(s, "idle for idle_timeout_ms");
+		return;
+	}
+	if (s->reads_inflight)
+		next = s->read_ms + RR_READ_WAIT_MS;
+	if (limit) {
+		/* busy: look again a whole period later */
+		v = (idle ? idle : now) + limit;
+		next = next && next < v ? next : v;
+	}
+	if (next)
+		timer_arm(s, next);
+}
+
 /* ---- Buffers ------------------------------------------------------------ */
+
+static void cache_free(struct uiw_rr_sconn *s);
 
 /* An assembly buffer of need octets; NULL with *wait set when the
  * connection's budget is spent (another call will give one back), or
- * without when memory or registration failed. */
+ * without when memory or registration failed.  The listener's budget
+ * counts the buffers a connection holds and those it keeps. */
 static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 				bool *wait)
 {
 	struct rr_abuf **p, **best = NULL, *a;
 	size_t cap = need < RR_ABUF_MIN ? RR_ABUF_MIN : (size_t)need;
+	bool ok, drop;
 
 	*wait = s->abuf_live && s->abuf_live + cap >
 		RR_ABUF_BUDGET * s->k.o.max_call;
-	if (*wait)
+	if (*wait) {
+		/* not the listener's memory it waits for: out of its line */
+		rr_share_unwait(s->sh, &s->m);
 		return NULL;
+	}
 	for (p = &s->abufs; *p; p = &(*p)->next)
 		if ((*p)->cap >= need && (!best || (*p)->cap < (*best)->cap))
 			best = p;
@@ -167,16 +256,26 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 		a = *best;
 		*best = a->next;
 		s->nabuf--;
+		rr_share_reuse(s->sh, &s->m, a->cap);
 		s->abuf_live += a->cap;
 		return a;
 	}
-	if (need > SIZE_MAX / 2 || !(a = calloc(1, sizeof(*a))))
+	if (need > SIZE_MAX / 2)
 		return NULL;
-	a->cap = cap;
-	if (posix_memalign((void **)&a->mem, 4096, a->cap)) {
-		free(a);
+	ok = rr_share_take(s->sh, &s->m, cap, s->abuf_live != 0, &drop);
+	if (drop)       /* its kept buffers, counted back to make room */
+		cache_free(s);
+	if (!ok) {
+		*wait = true;
 		return NULL;
 	}
+	if (!(a = calloc(1, sizeof(*a))) ||
+	    posix_memalign((void **)&a->mem, 4096, cap)) {
+		free(a);
+		rr_share_give(s->sh, cap);
+		return NULL;
+	}
+	a->cap = cap;
 	/* RDMA Read's sink: REMOTE_WRITE on iWARP (RFC 5040 §4.4 tags
 	 * the Read Response with it) */
 	a->mr = ibv_reg_mr(s->k.pd, a->mem, a->cap, IBV_ACCESS_LOCAL_WRITE |
@@ -184,6 +283,7 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 	if (!a->mr) {
 		free(a->mem);
 		free(a);
+		rr_share_give(s->sh, cap);
 		return NULL;
 	}
 	s->abuf_live += a->cap;
@@ -197,10 +297,24 @@ static void abuf_free(struct rr_abuf *a)
 	free(a);
 }
 
+/* The kept buffers freed (counted back already). */
+static void cache_free(struct uiw_rr_sconn *s)
+{
+	struct rr_abuf *a, *n;
+
+	for (a = s->abufs; a; a = n) {
+		n = a->next;
+		abuf_free(a);
+	}
+	s->abufs = NULL;
+	s->nabuf = 0;
+}
+
 static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 {
 	s->abuf_live -= a->cap;
-	if (s->nabuf >= RR_ABUF_CACHE) {
+	/* kept for the next call, unless others wait for memory */
+	if (!rr_share_keep(s->sh, &s->m, a->cap, s->nabuf < RR_ABUF_CACHE)) {
 		abuf_free(a);
 		return;
 	}
@@ -228,11 +342,28 @@ static struct rr_req *req_get(struct uiw_rr_sconn *s)
 	r->next = NULL;
 	r->rbuf = NULL;
 	r->abuf = NULL;
-	s->held++;
+	if (!s->held++)
+		rr_share_idle(&s->m, 0);
 	return r;
 }
 
 static void assemble(struct uiw_rr_sconn *s, struct rr_req *r);
+
+/* Calls that waited for an assembly buffer on their way, while there
+ * is one. */
+static void mw_retry(struct uiw_rr_sconn *s)
+{
+	while (s->mw_head && !s->dead) {
+		struct rr_req *w = s->mw_head;
+
+		s->mw_head = w->next;
+		if (!s->mw_head)
+			s->mw_tail = NULL;
+		assemble(s, w);
+		if (s->mw_tail == w)    /* it waits again */
+			break;
+	}
+}
 
 /* Done with a call: its buffers back, the request to the free list,
  * and calls that waited for an assembly buffer on their way. */
@@ -249,17 +380,10 @@ static void req_release(struct uiw_rr_sconn *s, struct rr_req *r)
 	r->state = REQ_FREE;
 	r->next = s->req_free;
 	s->req_free = r;
-	s->held--;
-	while (had && s->mw_head && !s->dead) {
-		struct rr_req *w = s->mw_head;
-
-		s->mw_head = w->next;
-		if (!s->mw_head)
-			s->mw_tail = NULL;
-		assemble(s, w);
-		if (s->mw_tail == w)    /* it waits again */
-			break;
-	}
+	if (!--s->held)
+		rr_share_idle(&s->m, rr_now_ms());
+	if (had)
+		mw_retry(s);
 }
 
 static void repost(struct uiw_rr_sconn *s, struct rr_buf *b)
@@ -374,6 +498,8 @@ static void assembled(struct uiw_rr_sconn *s, struct rr_req *r)
 
 static void issue_reads(struct uiw_rr_sconn *s)
 {
+	bool idle = !s->reads_inflight;
+
 	while (s->rd_head && s->reads_inflight < s->k.ord &&
 	       s->sq_used < s->sq_max && !s->dead) {
 		struct rr_req *r = s->rd_head;
@@ -404,6 +530,11 @@ static void issue_reads(struct uiw_rr_sconn *s)
 			}
 		}
 	}
+	/* the first Reads in flight: the timer watches their progress */
+	if (idle && s->reads_inflight) {
+		s->read_ms = rr_now_ms();
+		timer_need(s, s->read_ms + RR_READ_WAIT_MS);
+	}
 }
 
 static void on_read(struct uiw_rr_sconn *s, struct rr_req *r,
@@ -418,6 +549,7 @@ static void on_read(struct uiw_rr_sconn *s, struct rr_req *r,
 			  "an RDMA Read of a Read chunk failed");
 		return;
 	}
+	s->read_ms = rr_now_ms();
 	if (++r->wrs_done == r->wrs_posted && r->next_read == r->plan.nread)
 		assembled(s, r);
 	issue_reads(s);
@@ -596,6 +728,9 @@ static void on_cm(struct uiw_rr_sconn *s)
 			if (ord && ord < s->k.ord)
 				s->k.ord = ord;
 			s->established = true;
+			/* idle from here: no call could come before */
+			if (!s->held)
+				rr_share_idle(&s->m, rr_now_ms());
 		}
 		rdma_ack_cm_event(ev);
 		if (t == RDMA_CM_EVENT_DISCONNECTED ||
@@ -628,12 +763,29 @@ static int poll_cq(struct uiw_rr_sconn *s)
 	return total;
 }
 
+/* What other connections and the listener asked of this one. */
+static void take_pokes(struct uiw_rr_sconn *s)
+{
+	unsigned what = rr_share_pokes(s->sh, &s->m);
+
+	if (what & RR_POKE_SHED)
+		sconn_end(s, "idle the longest when a new connection came "
+			  "beyond max_conns");
+	if (what & RR_POKE_TRIM) {
+		rr_share_trim(s->sh, &s->m);
+		cache_free(s);
+	}
+	if (what & RR_POKE_BUDGET)
+		mw_retry(s);
+}
+
 int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 {
 	struct rr_req *r;
 
 	*req = NULL;
 	s->in_recv = true;
+	take_pokes(s);
 	if (!s->dead) {
 		poll_cq(s);
 		if (!s->ready_head) {
@@ -647,6 +799,13 @@ int uiw_rr_recv(struct uiw_rr_sconn *s, struct uiw_rr_req **req)
 			if (!s->ready_head)
 				on_cm(s);
 		}
+	}
+	/* after the CQ: a call that came is no idleness */
+	if (s->timer_at && !s->dead) {
+		uint64_t now = rr_now_ms();
+
+		if (now >= s->timer_at)
+			timer_fire(s, now);
 	}
 	s->in_recv = false;
 	if (s->dead)
@@ -939,6 +1098,8 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		n = a->next;
 		abuf_free(a);
 	}
+	if (s->sh)
+		rr_share_leave(s->sh, &s->m, s->abuf_live + s->m.kept);
 	if (s->stage_mr)
 		ibv_dereg_mr(s->stage_mr);
 	free(s->stage);
@@ -949,6 +1110,10 @@ static void sconn_free(struct uiw_rr_sconn *s)
 		close(s->epfd);
 	if (s->evfd >= 0)
 		close(s->evfd);
+	if (s->m.wakefd >= 0)
+		close(s->m.wakefd);
+	if (s->tfd >= 0)
+		close(s->tfd);
 	free(s);
 }
 
@@ -982,7 +1147,8 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		rdma_destroy_id(id);
 		return NULL;
 	}
-	s->epfd = s->evfd = -1;
+	s->epfd = s->evfd = s->m.wakefd = s->tfd = -1;
+	s->born = rr_now_ms();
 	s->k.id = id;
 	id->context = s;
 	if (rr_conn_opts(&s->k, &l->o, err, sizeof(err)) < 0)
@@ -1013,11 +1179,20 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 	s->send_busy = calloc(s->k.spool.count, sizeof(*s->send_busy));
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->m.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (!s->send_wrs || !s->send_busy || s->epfd < 0 || s->evfd < 0 ||
+	    s->m.wakefd < 0 || s->tfd < 0 ||
 	    ep_add(s->epfd, s->k.cc->fd, NULL) || ep_add(s->epfd, s->k.ch->fd,
 							 NULL) ||
-	    ep_add(s->epfd, s->evfd, NULL))
+	    ep_add(s->epfd, s->evfd, NULL) || ep_add(s->epfd, s->m.wakefd, NULL) ||
+	    ep_add(s->epfd, s->tfd, NULL))
 		goto fail;
+	s->sh = l->sh;
+	rr_share_join(s->sh, &s->m);
+	rr_share_idle(&s->m, s->born);
+	if (s->k.o.idle_timeout_ms)
+		timer_arm(s, s->born + s->k.o.idle_timeout_ms);
 	/* the address union of rdma_cm holds a sockaddr_storage */
 	memcpy(&s->peer, rdma_get_peer_addr(id), sizeof(s->peer));
 	rr_conn_param(&s->k, &cp);
@@ -1058,6 +1233,11 @@ struct rr_conn *rr_sconn_conn(struct uiw_rr_sconn *s)
 	return &s->k;
 }
 
+struct rr_share *rr_listener_share(struct uiw_rr_listener *l)
+{
+	return l->sh;
+}
+
 const char *rr_sconn_why(struct uiw_rr_sconn *s)
 {
 	return s->why;
@@ -1091,6 +1271,19 @@ struct uiw_rr_listener *uiw_rr_listen(const struct sockaddr *sa,
 		return NULL;
 	}
 	l->o = probe.o;
+	/* the Responder's own: a call of max_call must fit */
+	if (l->o.listen_budget < l->o.max_call || !l->o.max_conns) {
+		rr_msg(err, errlen, "listen_budget %llu under max_call %llu, "
+		       "or max_conns 0", (unsigned long long)l->o.listen_budget,
+		       (unsigned long long)l->o.max_call);
+		errno = EINVAL;
+		goto fail;
+	}
+	if (!(l->sh = rr_share_new(&l->o, RR_ABUF_MIN))) {
+		rr_msg(err, errlen, "out of memory");
+		errno = ENOMEM;
+		goto fail;
+	}
 	if (!sa || salen < sizeof(sa->sa_family)) {
 		rr_msg(err, errlen, "no address to listen on");
 		errno = EINVAL;
@@ -1155,10 +1348,20 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 {
 	struct uiw_rr_sconn *s, *n;
 	struct rdma_cm_event *ev;
+	uint64_t now;
 
 	while (rdma_get_cm_event(l->ch, &ev) == 0) {
 		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
 			rdma_ack_cm_event(ev);
+			continue;
+		}
+		if (!rr_share_admit(l->sh)) {
+			/* max_conns, all busy: the Requester is refused */
+			struct rdma_cm_id *id = ev->id;
+
+			rdma_ack_cm_event(ev);
+			rdma_reject(id, NULL, 0);
+			rdma_destroy_id(id);
 			continue;
 		}
 		s = sconn_new(l, ev);     /* acknowledges ev */
@@ -1168,10 +1371,17 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 		l->pending = s;
 		ep_add(l->epfd, s->k.ch->fd, s);
 	}
-	/* connections being set up: established, or gone */
+	/* connections being set up: established, or gone (a Requester
+	 * that never completes the set-up holds one of max_conns: it has
+	 * connect_timeout_ms, looked at whenever a request comes) */
+	now = rr_now_ms();
 	for (s = l->pending; s; s = n) {
 		n = s->next;
 		on_cm(s);
+		if (!s->established && l->o.connect_timeout_ms &&
+		    now - s->born >= l->o.connect_timeout_ms)
+			sconn_end(s, "not established within "
+				  "connect_timeout_ms");
 		if (!s->established && !s->dead)
 			continue;
 		pending_del(l, s);
@@ -1194,6 +1404,7 @@ struct uiw_rr_sconn *uiw_rr_accept(struct uiw_rr_listener *l)
 	if (!l->ready_head)
 		l->ready_tail = NULL;
 	s->next = NULL;
+	rr_share_handed(l->sh, &s->m);     /* from now on, it may be shed */
 	evfd_set(l->evfd, &l->ev_on, l->ready_head != NULL);
 	return s;
 }
@@ -1220,5 +1431,8 @@ void uiw_rr_listener_close(struct uiw_rr_listener *l)
 		close(l->epfd);
 	if (l->evfd >= 0)
 		close(l->evfd);
+	/* the connections handed out keep it */
+	if (l->sh)
+		rr_share_put(l->sh);
 	free(l);
 }

@@ -21,6 +21,9 @@ void uiw_rpcrdma_opts_init(struct uiw_rpcrdma_opts *o, bool server)
 	o->no_remote_inv = !d.remote_inv;
 	o->connect_timeout_ms = d.connect_timeout_ms;
 	o->ulb = NULL;
+	o->assembly_budget = d.listen_budget;
+	o->max_conns = d.max_conns;
+	o->idle_timeout_ms = d.idle_timeout_ms;
 }
 
 void uiw_rr_opts_from(struct uiw_rr_opts *ro,
@@ -39,6 +42,9 @@ void uiw_rr_opts_from(struct uiw_rr_opts *ro,
 	ro->private_data = !o->no_private_data;
 	ro->remote_inv = !o->no_remote_inv;
 	ro->connect_timeout_ms = o->connect_timeout_ms;
+	ro->listen_budget = o->assembly_budget;
+	ro->max_conns = o->max_conns;
+	ro->idle_timeout_ms = o->idle_timeout_ms;
 }
 
 /* One row per count: the two structures name them alike. */

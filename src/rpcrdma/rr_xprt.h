@@ -47,6 +47,17 @@ struct uiw_rr_opts {
 	 * waits for its reply (milliseconds; 0 = forever). */
 	unsigned connect_timeout_ms;
 	unsigned call_timeout_ms;
+	/* Responder, per listener, so that idle, slow or hostile
+	 * Requesters never deny service to the others: the assembly
+	 * memory (Read chunks pulled) all its connections' calls hold at
+	 * once (256 MiB, at least max_call; a connection never takes its
+	 * last max_call while it holds some), the connections it keeps
+	 * (256; beyond, the one idle the longest is ended, or the request
+	 * refused), and how long a connection with no call received and
+	 * none in progress lives (300000 ms; 0 = forever). */
+	uint64_t listen_budget;
+	unsigned max_conns;
+	unsigned idle_timeout_ms;
 };
 void uiw_rr_opts_init(struct uiw_rr_opts *o);
 

@@ -235,6 +235,8 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 	srv->held_now++;
 	if (cn->held > srv->max_held)
 		srv->max_held = cn->held;
+	if (srv->held_now > srv->max_held_all)
+		srv->max_held_all = srv->held_now;
 	srv_signal(srv);
 	pthread_mutex_unlock(&srv->mu);
 	/* the call as the Requester built it, every octet */

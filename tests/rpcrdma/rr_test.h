@@ -104,6 +104,7 @@ struct rt_srv {
 	unsigned bad_calls;          /* calls the test protocol refused */
 	unsigned max_held;           /* calls held at once, one connection */
 	unsigned held_now;
+	unsigned max_held_all;       /* calls held at once, all connections */
 	unsigned reply_errors;       /* uiw_rr_reply returned -1 */
 	struct uiw_rr_stats total;   /* of connections that ended */
 	char last_end_why[128];
