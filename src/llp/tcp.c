@@ -453,7 +453,9 @@ static void rx_stop(struct uiw_tcp *t)
 	 * close does not turn into a reset; the engine closes soon, and the
 	 * timer bounds a peer that keeps sending. */
 	t->rx = RX_DISCARD;
+	/* ours to drain, whoever polls */
 	atomic_store(&t->rx_giveback, true);
+	atomic_store(&t->rx_app, false);
 	if (!t->linger.armed)
 		uiw_rt_timer_start(t->rt, &t->linger, TCP_LINGER_MS);
 }
