@@ -51,8 +51,11 @@ void uiw_qp_post_cqe(struct uiw_qp *qp, struct uiw_cq *cq,
 	if (wc->status != UIW_WC_SUCCESS)
 		wc->term = qp->cause;
 	ok = uiw_cq_push(cq, wc, &wake);
-	if (wake && act->wake[0] != cq && act->wake[1] != cq)
-		act->wake[act->wake[0] ? 1 : 0] = cq;
+	/* Woken here, with the QP lock held: a wake left for after the
+	 * lock (act->wake) could find the CQ destroyed by then, once the
+	 * QP's end let the program destroy both. */
+	if (wake)
+		uiw_cq_wake(cq);
 	if (ok)
 		return;
 	if (act->ovf[0] != cq && act->ovf[1] != cq)
