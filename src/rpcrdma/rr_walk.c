@@ -5,15 +5,11 @@
  * there, which are passed over by their length word alone.
  */
 #include "rr_walk.h"
+#include "rpcrdma_hdr.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
-
-static size_t xdr_roundup(size_t n)
-{
-	return (n + 3) & ~(size_t)3;
-}
 
 void uiw_rr_walk_init(struct uiw_rpcrdma_walk *w, enum uiw_rpcrdma_dir dir,
 		      const uint8_t *p, size_t len,
@@ -104,7 +100,7 @@ bool uiw_rpcrdma_walk_skip(struct uiw_rpcrdma_walk *w, size_t octets)
 		return w ? fail(w) : false;
 	if (octets > SIZE_MAX - 3)
 		return fail(w);
-	n = xdr_roundup(octets);
+	n = uiw_xdr_roundup(octets);
 	while (n) {
 		const struct uiw_rr_absent *a = absent_here(w);
 		size_t step;
@@ -136,7 +132,7 @@ static bool body(struct uiw_rpcrdma_walk *w, uint32_t len, bool reduced,
 		 size_t *off, size_t *in_at)
 {
 	const struct uiw_rr_absent *a = absent_here(w);
-	size_t n = xdr_roundup(len);
+	size_t n = uiw_xdr_roundup(len);
 
 	*off = w->u;
 	*in_at = SIZE_MAX;

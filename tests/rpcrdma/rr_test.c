@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rr_test.h"
+#include "rpcrdma_hdr.h"
 
 /* ---- The test protocol ----------------------------------------------- */
 
@@ -31,11 +32,6 @@ size_t rt_check(const uint8_t *p, size_t n, uint32_t seed)
 	return n;
 }
 
-static size_t up4(size_t n)
-{
-	return (n + 3) & ~(size_t)3;
-}
-
 static bool zeros(const uint8_t *p, size_t n)
 {
 	while (n--)
@@ -51,7 +47,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	static const uint8_t pad[4];
 	uint8_t head[20];
 	uint8_t *data = malloc(sp->n ? sp->n : 1);
-	uint8_t *trailer = malloc(4 + up4(sp->trailer));
+	uint8_t *trailer = malloc(4 + uiw_xdr_roundup(sp->trailer));
 	uint8_t *wbuf = NULL;
 	struct uiw_rr_iov iov[4];
 	struct uiw_rr_call call;
@@ -75,13 +71,13 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	rt_fill(data, sp->n, xid);
 	rt_put32(trailer, (uint32_t)sp->trailer);
 	rt_fill(trailer + 4, sp->trailer, RT_TRAILER_SEED(xid));
-	memset(trailer + 4 + sp->trailer, 0, up4(sp->trailer) - sp->trailer);
+	memset(trailer + 4 + sp->trailer, 0, uiw_xdr_roundup(sp->trailer) - sp->trailer);
 	iov[niov++] = (struct uiw_rr_iov){ head, sizeof(head), false };
 	iov[niov++] = (struct uiw_rr_iov){ data, sp->n, sp->data_ddp };
-	if (!sp->data_ddp && up4(sp->n) != sp->n)
-		iov[niov++] = (struct uiw_rr_iov){ pad, up4(sp->n) - sp->n,
+	if (!sp->data_ddp && uiw_xdr_roundup(sp->n) != sp->n)
+		iov[niov++] = (struct uiw_rr_iov){ pad, uiw_xdr_roundup(sp->n) - sp->n,
 						   false };
-	iov[niov++] = (struct uiw_rr_iov){ trailer, 4 + up4(sp->trailer),
+	iov[niov++] = (struct uiw_rr_iov){ trailer, 4 + uiw_xdr_roundup(sp->trailer),
 					   false };
 	memset(&call, 0, sizeof(call));
 	call.iov = iov;
@@ -95,7 +91,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	}
 	/* the data comes back inline unless a Write chunk takes it */
 	data_inline = !(sp->op & RT_F_DDP) || !sp->wchunk || !sp->wlen;
-	exp = 12 + (data_inline ? up4(sp->n) : 0) + 4 + up4(sp->fill);
+	exp = 12 + (data_inline ? uiw_xdr_roundup(sp->n) : 0) + 4 + uiw_xdr_roundup(sp->fill);
 	call.reply_max = sp->reply_max ? sp->reply_max : exp;
 	call.timeout_ms = sp->timeout_ms;
 
@@ -121,12 +117,12 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	off = 12;
 	if (data_inline) {
 		if ((k = rt_check(call.reply + off, sp->n, xid)) != sp->n ||
-		    !zeros(call.reply + off + sp->n, up4(sp->n) - sp->n)) {
+		    !zeros(call.reply + off + sp->n, uiw_xdr_roundup(sp->n) - sp->n)) {
 			snprintf(why, whylen, "inline data differs at %zu of %zu",
 				 k, sp->n);
 			goto out;
 		}
-		off += up4(sp->n);
+		off += uiw_xdr_roundup(sp->n);
 		if (sp->wchunk && call.wlen[0]) {
 			snprintf(why, whylen, "unused Write chunk came back with "
 				 "%llu octets", (unsigned long long)call.wlen[0]);
@@ -142,7 +138,7 @@ enum uiw_rr_status rt_call(struct uiw_rr_clnt *c, uint32_t xid,
 	if (rt_get32(call.reply + off) != sp->fill ||
 	    (k = rt_check(call.reply + off + 4, sp->fill, RT_FILLER_SEED(xid))) !=
 	    sp->fill || !zeros(call.reply + off + 4 + sp->fill,
-			       up4(sp->fill) - sp->fill)) {
+			       uiw_xdr_roundup(sp->fill) - sp->fill)) {
 		snprintf(why, whylen, "filler differs");
 		goto out;
 	}
@@ -185,7 +181,7 @@ static void srv_reply(struct rt_srv *srv, struct rt_conn *cn,
 		      uint32_t n)
 {
 	static const uint8_t pad[4];
-	uint8_t head[12], *filler = malloc(4 + up4(fill)), *copy = NULL;
+	uint8_t head[12], *filler = malloc(4 + uiw_xdr_roundup(fill)), *copy = NULL;
 	const uint8_t *data = req->call + 20;
 	struct uiw_rr_iov iov[4];
 	unsigned niov = 0;
@@ -201,12 +197,12 @@ static void srv_reply(struct rt_srv *srv, struct rt_conn *cn,
 	rt_put32(head + 8, n);
 	rt_put32(filler, fill);
 	rt_fill(filler + 4, fill, RT_FILLER_SEED(req->xid));
-	memset(filler + 4 + fill, 0, up4(fill) - fill);
+	memset(filler + 4 + fill, 0, uiw_xdr_roundup(fill) - fill);
 	iov[niov++] = (struct uiw_rr_iov){ head, 12, false };
 	iov[niov++] = (struct uiw_rr_iov){ data, n, (op & RT_F_DDP) != 0 };
-	if (!(op & RT_F_DDP) && up4(n) != n)
-		iov[niov++] = (struct uiw_rr_iov){ pad, up4(n) - n, false };
-	iov[niov++] = (struct uiw_rr_iov){ filler, 4 + up4(fill), false };
+	if (!(op & RT_F_DDP) && uiw_xdr_roundup(n) != n)
+		iov[niov++] = (struct uiw_rr_iov){ pad, uiw_xdr_roundup(n) - n, false };
+	iov[niov++] = (struct uiw_rr_iov){ filler, 4 + uiw_xdr_roundup(fill), false };
 	ret = uiw_rr_reply(cn->s, req, iov, niov);
 	free(filler);
 	free(copy);
@@ -247,16 +243,16 @@ static void srv_handle(struct rt_srv *srv, struct rt_conn *cn,
 		delay = rt_get32(p + 12);
 		n = rt_get32(p + 16);
 		ok = n <= req->call_len - 24 &&
-		     20 + up4(n) + 4 <= req->call_len &&
+		     20 + uiw_xdr_roundup(n) + 4 <= req->call_len &&
 		     rt_check(p + 20, n, req->xid) == n &&
-		     zeros(p + 20 + n, up4(n) - n);
+		     zeros(p + 20 + n, uiw_xdr_roundup(n) - n);
 	}
 	if (ok) {
-		m = rt_get32(p + 20 + up4(n));
-		ok = m <= req->call_len && 24 + up4(n) + up4(m) ==
+		m = rt_get32(p + 20 + uiw_xdr_roundup(n));
+		ok = m <= req->call_len && 24 + uiw_xdr_roundup(n) + uiw_xdr_roundup(m) ==
 		     req->call_len &&
-		     rt_check(p + 24 + up4(n), m, RT_TRAILER_SEED(req->xid)) == m &&
-		     zeros(p + 24 + up4(n) + m, up4(m) - m);
+		     rt_check(p + 24 + uiw_xdr_roundup(n), m, RT_TRAILER_SEED(req->xid)) == m &&
+		     zeros(p + 24 + uiw_xdr_roundup(n) + m, uiw_xdr_roundup(m) - m);
 	}
 	if (!ok) {
 		pthread_mutex_lock(&srv->mu);

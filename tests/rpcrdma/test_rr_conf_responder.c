@@ -126,11 +126,6 @@ static int teardown(void **state)
 
 /* ---- The test protocol's streams (rr_test.h) ----------------------------- */
 
-static size_t up4(size_t n)
-{
-	return (n + 3) & ~(size_t)3;
-}
-
 struct pcall {
 	uint32_t xid, op, fill, n, m;
 	bool reduced;           /* the data item travels in a chunk */
@@ -138,7 +133,7 @@ struct pcall {
 
 static size_t pcall_len(const struct pcall *c)
 {
-	return 24 + (c->reduced ? 0 : up4(c->n)) + up4(c->m);
+	return 24 + (c->reduced ? 0 : uiw_xdr_roundup(c->n)) + uiw_xdr_roundup(c->m);
 }
 
 /* The call's Payload stream at p: xid | op | fill | delay 0 | n |
@@ -155,11 +150,11 @@ static size_t put_pcall(uint8_t *p, const struct pcall *c)
 	rt_put32(p + 16, c->n);
 	if (!c->reduced) {
 		rt_fill(p + off, c->n, c->xid);
-		off += up4(c->n);
+		off += uiw_xdr_roundup(c->n);
 	}
 	rt_put32(p + off, c->m);
 	rt_fill(p + off + 4, c->m, RT_TRAILER_SEED(c->xid));
-	return off + 4 + up4(c->m);
+	return off + 4 + uiw_xdr_roundup(c->m);
 }
 
 /* The reply's Payload stream: xid | 0 | n | data + pad | fill |
@@ -174,14 +169,14 @@ static void put_preply(struct rw_words *w, uint32_t xid, uint32_t n,
 	rw_w32(w, n);
 	if (!data_out) {
 		at = w->n;
-		w->n += up4(n);
-		memset(w->b + at, 0, up4(n));
+		w->n += uiw_xdr_roundup(n);
+		memset(w->b + at, 0, uiw_xdr_roundup(n));
 		rt_fill(w->b + at, n, xid);
 	}
 	rw_w32(w, fill);
 	at = w->n;
-	w->n += up4(fill);
-	memset(w->b + at, 0, up4(fill));
+	w->n += uiw_xdr_roundup(fill);
+	memset(w->b + at, 0, uiw_xdr_roundup(fill));
 	rt_fill(w->b + at, fill, RT_FILLER_SEED(xid));
 }
 
