@@ -460,6 +460,7 @@ bool_t nfsproc3_getattr_3_svc(GETATTR3args *a, GETATTR3res *r,
 {
 	struct obj o;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_GETATTR, &a->object, &o, NULL, NULL);
 	if (!r->status)
 		fattr_of(&o.st, &r->GETATTR3res_u.resok.obj_attributes);
@@ -472,6 +473,7 @@ bool_t nfsproc3_setattr_3_svc(SETATTR3args *a, SETATTR3res *r,
 	struct obj o;
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_SETATTR, &a->object, &o, NULL, NULL);
 	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
@@ -498,6 +500,7 @@ bool_t nfsproc3_lookup_3_svc(LOOKUP3args *a, LOOKUP3res *r, struct svc_req *rq)
 	int fd = -1;
 	char *slash;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_LOOKUP, &a->what.dir, &d, NULL, NULL);
 	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
@@ -546,6 +549,7 @@ bool_t nfsproc3_access_3_svc(ACCESS3args *a, ACCESS3res *r, struct svc_req *rq)
 	char proc[64];
 	int fd, on;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_ACCESS, &a->object, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -576,6 +580,7 @@ bool_t nfsproc3_readlink_3_svc(READLINK3args *a, READLINK3res *r,
 	ssize_t n;
 	int fd;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_READLINK, &a->symlink, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -609,6 +614,7 @@ bool_t nfsproc3_read_3_svc(READ3args *a, READ3res *r, struct svc_req *rq)
 	ssize_t n;
 	int fd;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_READ, &a->file, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -651,6 +657,7 @@ bool_t nfsproc3_write_3_svc(WRITE3args *a, WRITE3res *r, struct svc_req *rq)
 	ssize_t n;
 	int fd;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_WRITE, &a->file, &o, NULL, NULL);
 	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
@@ -698,18 +705,15 @@ struct make_ctx {
 
 static void do_make(struct svc_req *rq, int proc, const diropargs3 *where,
 		    int (*make)(struct make_ctx *c), struct make_ctx *c,
-		    nfsstat3 *status, CREATE3resok *ok)
+		    nfsstat3 *status, CREATE3resok *ok, CREATE3resfail *fail)
 {
 	struct obj d;
 	struct nfsd_path p;
 	int rc;
 
 	*status = start(rq, proc, &where->dir, &d, NULL, NULL);
-	if (*status == NFS3ERR_BADHANDLE || *status == NFS3ERR_STALE) {
-		ok->dir_wcc.before.attributes_follow = FALSE;
-		ok->dir_wcc.after.attributes_follow = FALSE;
+	if (*status == NFS3ERR_BADHANDLE || *status == NFS3ERR_STALE)
 		return;
-	}
 	if (!*status)
 		*status = child(&d, where->name, true, &p, &c->dfd);
 	if (!*status) {
@@ -718,12 +722,13 @@ static void do_make(struct svc_req *rq, int proc, const diropargs3 *where,
 			*status = st_of(-rc);
 		else if (c->sa && (rc = apply_sattr(p.p, c->sa)))
 			*status = st_of(-rc);
-		if (!*status || c->sa)
+		if (!*status)
 			new_obj(p.p, d.st.st_ino, &ok->obj, &ok->obj_attributes);
 	}
 	if (c->dfd >= 0)
 		close(c->dfd);
-	wcc(&d.st, d.path.p, &ok->dir_wcc);
+	/* resok and resfail are laid out differently */
+	wcc(&d.st, d.path.p, *status ? &fail->dir_wcc : &ok->dir_wcc);
 }
 
 static int make_file(struct make_ctx *c)
@@ -775,6 +780,8 @@ bool_t nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
 	struct make_ctx c = { .dfd = -1, .arg = &a->how };
 	sattr3 rest;
 
+	memset(r, 0, sizeof(*r));
+	memset(r, 0, sizeof(*r));
 	/* mode and size go with the open; owner and times after */
 	if (a->how.mode != EXCLUSIVE) {
 		rest = a->how.createhow3_u.obj_attributes;
@@ -783,7 +790,7 @@ bool_t nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
 		c.sa = &rest;
 	}
 	do_make(rq, NFSPROC3_CREATE, &a->where, make_file, &c, &r->status,
-		&r->CREATE3res_u.resok);
+		&r->CREATE3res_u.resok, &r->CREATE3res_u.resfail);
 	return TRUE;
 }
 
@@ -800,9 +807,11 @@ bool_t nfsproc3_mkdir_3_svc(MKDIR3args *a, MKDIR3res *r, struct svc_req *rq)
 	sattr3 rest = a->attributes;
 	struct make_ctx c = { .dfd = -1, .arg = &a->attributes, .sa = &rest };
 
+	memset(r, 0, sizeof(*r));
+	memset(r, 0, sizeof(*r));
 	rest.mode.set_it = FALSE;
 	do_make(rq, NFSPROC3_MKDIR, &a->where, make_dir, &c, &r->status,
-		&r->MKDIR3res_u.resok);
+		&r->MKDIR3res_u.resok, &r->MKDIR3res_u.resfail);
 	return TRUE;
 }
 
@@ -817,14 +826,13 @@ bool_t nfsproc3_symlink_3_svc(SYMLINK3args *a, SYMLINK3res *r,
 {
 	struct make_ctx c = { .dfd = -1, .arg = a->symlink.symlink_data };
 
+	memset(r, 0, sizeof(*r));
 	if (!a->symlink.symlink_data) {
 		r->status = NFS3ERR_INVAL;
-		r->SYMLINK3res_u.resfail.dir_wcc.before.attributes_follow = FALSE;
-		r->SYMLINK3res_u.resfail.dir_wcc.after.attributes_follow = FALSE;
 		return TRUE;
 	}
 	do_make(rq, NFSPROC3_SYMLINK, &a->where, make_symlink, &c, &r->status,
-		&r->SYMLINK3res_u.resok);
+		&r->SYMLINK3res_u.resok, &r->SYMLINK3res_u.resfail);
 	return TRUE;
 }
 
@@ -848,17 +856,16 @@ bool_t nfsproc3_mknod_3_svc(MKNOD3args *a, MKNOD3res *r, struct svc_req *rq)
 {
 	struct make_ctx c = { .dfd = -1, .arg = &a->what };
 
+	memset(r, 0, sizeof(*r));
 	/* §3.3.11: regular files, directories and links have their own
 	 * procedures */
 	if (a->what.type != NF3CHR && a->what.type != NF3BLK &&
 	    a->what.type != NF3SOCK && a->what.type != NF3FIFO) {
 		r->status = NFS3ERR_BADTYPE;
-		r->MKNOD3res_u.resfail.dir_wcc.before.attributes_follow = FALSE;
-		r->MKNOD3res_u.resfail.dir_wcc.after.attributes_follow = FALSE;
 		return TRUE;
 	}
 	do_make(rq, NFSPROC3_MKNOD, &a->where, make_node, &c, &r->status,
-		&r->MKNOD3res_u.resok);
+		&r->MKNOD3res_u.resok, &r->MKNOD3res_u.resfail);
 	return TRUE;
 }
 
@@ -871,10 +878,8 @@ static void do_remove(struct svc_req *rq, int proc, const diropargs3 *what,
 	int fd = -1;
 
 	*status = start(rq, proc, &what->dir, &d, NULL, NULL);
-	if (*status == NFS3ERR_BADHANDLE || *status == NFS3ERR_STALE) {
-		w->before.attributes_follow = w->after.attributes_follow = FALSE;
+	if (*status == NFS3ERR_BADHANDLE || *status == NFS3ERR_STALE)
 		return;
-	}
 	if (!*status)
 		*status = child(&d, what->name, false, &p, &fd);
 	if (!*status && unlinkat(fd, what->name, flags) < 0)
@@ -906,11 +911,10 @@ bool_t nfsproc3_rename_3_svc(RENAME3args *a, RENAME3res *r, struct svc_req *rq)
 	int ffd = -1, tfd = -1;
 	struct stat st;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_RENAME, &a->from.dir, &f, &a->to.dir, &t);
-	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE) {
-		memset(ok, 0, sizeof(*ok));
+	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
-	}
 	if (!r->status)
 		r->status = child(&f, a->from.name, false, &fp, &ffd);
 	if (!r->status)
@@ -935,11 +939,10 @@ bool_t nfsproc3_link_3_svc(LINK3args *a, LINK3res *r, struct svc_req *rq)
 	struct nfsd_path p;
 	int dfd = -1, ofd = -1;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_LINK, &a->file, &o, &a->link.dir, &d);
-	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE) {
-		memset(ok, 0, sizeof(*ok));
+	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
-	}
 	if (!r->status && S_ISDIR(o.st.st_mode))
 		r->status = NFS3ERR_ISDIR;
 	if (!r->status)
@@ -1070,6 +1073,7 @@ bool_t nfsproc3_readdir_3_svc(READDIR3args *a, READDIR3res *r,
 	void *first = NULL;
 	struct dir_walk w = { .cookie = a->cookie, .d = &d, .first = &first };
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_READDIR, &a->dir, &d, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -1100,6 +1104,7 @@ bool_t nfsproc3_readdirplus_3_svc(READDIRPLUS3args *a, READDIRPLUS3res *r,
 	struct dir_walk w = { .cookie = a->cookie, .d = &d, .first = &first,
 			      .plus = true };
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_READDIRPLUS, &a->dir, &d, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -1130,6 +1135,7 @@ bool_t nfsproc3_fsstat_3_svc(FSSTAT3args *a, FSSTAT3res *r, struct svc_req *rq)
 	struct statvfs v;
 	int fd;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_FSSTAT, &a->fsroot, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -1155,6 +1161,7 @@ bool_t nfsproc3_fsinfo_3_svc(FSINFO3args *a, FSINFO3res *r, struct svc_req *rq)
 	FSINFO3resok *ok = &r->FSINFO3res_u.resok;
 	struct obj o;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_FSINFO, &a->fsroot, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -1176,6 +1183,7 @@ bool_t nfsproc3_pathconf_3_svc(PATHCONF3args *a, PATHCONF3res *r,
 	PATHCONF3resok *ok = &r->PATHCONF3res_u.resok;
 	struct obj o;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_PATHCONF, &a->object, &o, NULL, NULL);
 	if (r->status)
 		return TRUE;
@@ -1195,11 +1203,10 @@ bool_t nfsproc3_commit_3_svc(COMMIT3args *a, COMMIT3res *r, struct svc_req *rq)
 	struct obj o;
 	int fd;
 
+	memset(r, 0, sizeof(*r));
 	r->status = start(rq, NFSPROC3_COMMIT, &a->file, &o, NULL, NULL);
-	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE) {
-		memset(ok, 0, sizeof(*ok));
+	if (r->status == NFS3ERR_BADHANDLE || r->status == NFS3ERR_STALE)
 		return TRUE;
-	}
 	/* a read-only export has nothing unstable to commit */
 	if (r->status == NFS3ERR_ROFS)
 		r->status = NFS3_OK;
