@@ -35,7 +35,7 @@ static const struct {
 	{ NFS3ERR_NOSPC, "NOSPC", "No space left on device" },
 	{ NFS3ERR_ROFS, "ROFS", "Read-only file system" },
 	{ NFS3ERR_MLINK, "MLINK", "Too many links" },
-	{ NFS3ERR_NAMETOOLONG, "NAMETOOLONG", "File fname too long" },
+	{ NFS3ERR_NAMETOOLONG, "NAMETOOLONG", "File name too long" },
 	{ NFS3ERR_NOTEMPTY, "NOTEMPTY", "Directory not empty" },
 	{ NFS3ERR_DQUOT, "DQUOT", "Disk quota exceeded" },
 	{ NFS3ERR_STALE, "STALE", "Stale file handle" },
@@ -833,6 +833,12 @@ static void *get_worker(void *arg)
 		int rc = 0;
 
 		pthread_mutex_lock(&r->mu);
+		/* past the size GETATTR gave, one READ at a time, after all
+		 * before it: the last one in the size says eof (RFC 1813
+		 * §3.3.6), and a file that grew is read on */
+		while (!r->rc && r->next < r->end && r->x->total &&
+		       r->next >= r->x->total && r->out != r->next)
+			pthread_cond_wait(&r->cv, &r->mu);
 		if (r->rc || r->next >= r->end) {
 			pthread_mutex_unlock(&r->mu);
 			break;
