@@ -763,6 +763,7 @@ struct xrun {
 	stable_how stable;
 	bool have_verf, verf_changed;
 	writeverf3 verf;
+	void (*work)(struct xrun *r, uint8_t *buf);
 };
 
 static void xrun_fail(struct xrun *r, int rc)
@@ -815,17 +816,10 @@ static int read_some(struct xrun *r, uint64_t off, uint8_t *buf, size_t len,
 	return rc;
 }
 
-static void *get_worker(void *arg)
+static void get_worker(struct xrun *r, uint8_t *buf)
 {
-	struct xrun *r = arg;
 	size_t chunk = r->x->chunk;
-	uint8_t *buf = malloc(chunk);
 
-	if (!buf) {
-		set_err(r->c, "out of memory");
-		xrun_fail(r, NFSC_ERR_LOCAL);
-		return NULL;
-	}
 	for (;;) {
 		uint64_t off;
 		size_t got = 0, n;
@@ -881,8 +875,6 @@ static void *get_worker(void *arg)
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
 	}
-	free(buf);
-	return NULL;
 }
 
 /* WRITE (RFC 1813 §3.3.7) of len octets at off; the count written. */
@@ -923,17 +915,10 @@ static int write_some(struct xrun *r, uint64_t off, uint8_t *buf, size_t len,
 	return rc;
 }
 
-static void *put_worker(void *arg)
+static void put_worker(struct xrun *r, uint8_t *buf)
 {
-	struct xrun *r = arg;
 	size_t chunk = r->x->chunk;
-	uint8_t *buf = malloc(chunk);
 
-	if (!buf) {
-		set_err(r->c, "out of memory");
-		xrun_fail(r, NFSC_ERR_LOCAL);
-		return NULL;
-	}
 	for (;;) {
 		uint64_t off;
 		ssize_t n;
@@ -975,12 +960,26 @@ static void *put_worker(void *arg)
 		xrun_moved(r, (size_t)n);
 		pthread_mutex_unlock(&r->mu);
 	}
+}
+
+/* A thread of a transfer: its buffer, and the loop of get or put. */
+static void *xrun_thread(void *arg)
+{
+	struct xrun *r = arg;
+	uint8_t *buf = malloc(r->x->chunk);
+
+	if (!buf) {
+		set_err(r->c, "out of memory");
+		xrun_fail(r, NFSC_ERR_LOCAL);
+		return NULL;
+	}
+	r->work(r, buf);
 	free(buf);
 	return NULL;
 }
 
 static int xrun_go(struct nfsc *c, const nfs_fh3 *fh, struct nfsc_xfer *x,
-		   struct xrun *r, void *(*worker)(void *))
+		   struct xrun *r, void (*work)(struct xrun *, uint8_t *))
 {
 	unsigned depth = x->depth ? x->depth : 1, i, started = 0;
 	pthread_t th[64];
@@ -990,11 +989,12 @@ static int xrun_go(struct nfsc *c, const nfs_fh3 *fh, struct nfsc_xfer *x,
 	r->c = c;
 	r->fh = fh;
 	r->x = x;
+	r->work = work;
 	r->end = UINT64_MAX;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	for (i = 0; i < depth; i++) {
-		int e = pthread_create(&th[i], NULL, worker, r);
+		int e = pthread_create(&th[i], NULL, xrun_thread, r);
 
 		if (e) {
 			set_err(c, "pthread_create: %s", strerror(e));
