@@ -372,6 +372,45 @@ static int do_mnt(struct nfsc *c)
 	return rc;
 }
 
+
+/*
+ * RFC 8267 §4's bindings (uiw_rpcrdma_ulb_nfs) but READLINK's: its path
+ * comes back inline, or in the Reply chunk the transport offers when
+ * the reply could outgrow the inline threshold, as Linux's client does.
+ * A Write chunk must be sized before the call, for the longest path
+ * (4096 octets) when a link's target is a few octets; and tshark 4.0
+ * misdecodes a Write chunk returned shorter than offered by a length
+ * that is not a multiple of 4 (docs/rpcrdma-wireshark.md).
+ */
+static struct uiw_rpcrdma_ddp_rule ulb_rules[32];
+static struct uiw_rpcrdma_ulb ulb;
+static pthread_once_t ulb_once = PTHREAD_ONCE_INIT;
+
+static void ulb_make(void)
+{
+	const struct uiw_rpcrdma_ulb *nfs = uiw_rpcrdma_ulb_nfs();
+	size_t i;
+
+	ulb = *nfs;
+	ulb.rules = ulb_rules;
+	ulb.nrules = 0;
+	for (i = 0; i < nfs->nrules; i++) {
+		const struct uiw_rpcrdma_ddp_rule *r = &nfs->rules[i];
+
+		if (r->prog == NFS_PROGRAM && r->vers == NFS_V3 &&
+		    r->proc == NFSPROC3_READLINK && r->dir == UIW_RPCRDMA_RESULTS)
+			continue;
+		if (ulb.nrules < sizeof(ulb_rules) / sizeof(ulb_rules[0]))
+			ulb_rules[ulb.nrules++] = *r;
+	}
+}
+
+static const struct uiw_rpcrdma_ulb *nfsc_ulb(void)
+{
+	pthread_once(&ulb_once, ulb_make);
+	return &ulb;
+}
+
 int nfsc_mount(struct nfsc *c, const struct nfsc_opts *o)
 {
 	struct uiw_rpcrdma_opts ro;
@@ -392,7 +431,7 @@ int nfsc_mount(struct nfsc *c, const struct nfsc_opts *o)
 		uiw_rpcrdma_opts_init(&ro, false);
 		/* RFC 8267 §4: READ data by Write chunk, WRITE data by Read
 		 * chunk, READLINK and SYMLINK paths the same */
-		ro.ulb = uiw_rpcrdma_ulb_nfs();
+		ro.ulb = nfsc_ulb();
 		ro.connect_timeout_ms = o->timeout_s * 1000;
 		c->nfs = uiw_rpcrdma_clnt_create(o->host, port, NFS_PROGRAM,
 						 NFS_V3, &ro);
@@ -841,7 +880,15 @@ static void get_worker(struct xrun *r, uint8_t *buf)
 		r->next += chunk;
 		pthread_mutex_unlock(&r->mu);
 		while (!rc && got < chunk && !eof) {
-			rc = read_some(r, off + got, buf + got, chunk - got, &n,
+			size_t want = chunk - got;
+
+			/* up to the size GETATTR gave, no further: the READ's
+			 * Write chunk (RFC 8267 §4.1, sized by the count) then
+			 * holds exactly the data the reply returns */
+			if (off + got < r->x->total &&
+			    r->x->total - (off + got) < want)
+				want = r->x->total - (off + got);
+			rc = read_some(r, off + got, buf + got, want, &n,
 				       &eof);
 			if (!rc)
 				got += n;
