@@ -380,8 +380,11 @@ mkdir -p "$root/var/lib/nfs/rpc_pipefs" "$root/var/lib/nfs/v4recovery" \
 cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
 echo /usr/lib/x86_64-linux-gnu > "$root/etc/ld.so.conf"
 ldconfig -r "$root" 2> /dev/null || true
-printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
-printf 'root:x:0:\n' > "$root/etc/group"
+# rpcbind drops root for the user _rpc (Debian's build); knfsd maps
+# squashed users to nobody.
+printf 'root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 printf '127.0.0.1 localhost\n10.0.2.15 uiw-guest\n' > "$root/etc/hosts"
 
 # ---------------------------------------------------------------- info
