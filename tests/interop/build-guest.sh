@@ -30,6 +30,18 @@ guest_modules=(virtio_pci virtio_net ib_core ib_uverbs iw_cm ib_cm rdma_cm
 # the initramfs): the kernel's SCTP for test_sctp_kernel.sh.  The guest
 # boots as without them.
 guest_demand_modules=(sctp)
+# Linux NFS/RDMA for the NFS tests (nfs_lib.sh): knfsd and the NFS
+# client with the RPC-over-RDMA transport (rpcrdma holds both xprtrdma and
+# svcrdma), loaded on demand like sctp.
+guest_demand_modules+=(sunrpc rpcrdma nfsd nfs nfsv3 lockd grace nfs_acl
+                       auth_rpcgss)
+# The NFS user programs, out of Debian's packages (nfs_pkgs), fetched with
+# "apt-get download" and unpacked like the kernel's: nothing of NFS is
+# installed or started on the host.  Shared objects the host lacks come
+# from the packages those depend on (nfs_dep_pkgs, below).
+nfs_pkgs=(nfs-kernel-server nfs-common rpcbind)
+nfs_tools=(rpcbind rpcinfo rpc.nfsd rpc.mountd exportfs mount.nfs nfsstat
+           showmount)
 # rdma-core's tools (and iproute2's rdma) copied into the guest.
 guest_tools=(rping ucmatose udaddy mckey rdma_server rdma_client cmtime
              rstream riostream rcopy ibv_devices ibv_devinfo ibv_asyncwatch
@@ -80,6 +92,26 @@ case $kver in
 *) die "unexpected kernel flavour '$kver'" ;;
 esac
 
+# The NFS packages' versions (one apt-cache query), and those of the
+# libraries they depend on that the host does not have.
+nfs_versions() { # package... -> "package version" lines
+	apt-cache show --no-all-versions "$@" 2> /dev/null |
+		awk '/^Package:/ { p = $2 } /^Version:/ { print p, $2 }'
+}
+nfsvers=$(nfs_versions "${nfs_pkgs[@]}")
+[ "$(echo "$nfsvers" | grep -c .)" -eq ${#nfs_pkgs[@]} ] ||
+	die "apt-cache does not know all of ${nfs_pkgs[*]}"
+nfs_dep_pkgs=()
+for p in $(apt-cache depends --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "${nfs_pkgs[@]}" 2> /dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^lib/ { print $2 }' | sort -u); do
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2> /dev/null)" = installed ] ||
+		nfs_dep_pkgs+=("$p")
+done
+if [ ${#nfs_dep_pkgs[@]} -gt 0 ]; then
+	nfsvers=$(printf '%s\n%s' "$nfsvers" "$(nfs_versions "${nfs_dep_pkgs[@]}")")
+fi
+
 hostvers=$(dpkg-query -W -f='${Package}=${Version}\n' "${host_pkgs[@]}" | sort | tr '\n' ' ')
 key=$( {
 	echo "kernel $img_pkg $kpkgver"
@@ -87,6 +119,7 @@ key=$( {
 	echo "modules ${guest_modules[*]}"
 	echo "demand ${guest_demand_modules[*]}"
 	echo "tools ${guest_tools[*]}"
+	echo "nfs $(echo "$nfsvers" | tr '\n' ' ') ${nfs_tools[*]}"
 	sha256sum "$here/build-guest.sh" "$here/guest-init.sh" | awk '{ print $1 }'
 } | sha256sum | awk '{ print $1 }')
 
@@ -136,6 +169,29 @@ for d in "$cache"/src/siw-*; do
 done
 fetch "${kpkgs[@]}"
 
+# The NFS packages, at the versions in the stamp, in a folder of their own
+# (their versions are not the kernel's); other versions are dropped.
+nfsdebs=$cache/debs-nfs
+mkdir -p "$nfsdebs"
+nfs_deb() { # "package version" -> its .deb's file name
+	echo "${1}_${2//:/%3a}_"
+}
+nfs_wanted=$(echo "$nfsvers" | while read -r p v; do nfs_deb "$p" "$v"; done)
+for f in "$nfsdebs"/*.deb; do
+	[ -e "$f" ] || continue
+	echo "$nfs_wanted" | grep -qxF "$(basename "$f" | sed 's/[^_]*$//')" || rm -f "$f"
+done
+nfs_missing=()
+while read -r p v; do
+	compgen -G "$nfsdebs/$(nfs_deb "$p" "$v")*.deb" > /dev/null || nfs_missing+=("$p=$v")
+done <<< "$nfsvers"
+if [ ${#nfs_missing[@]} -gt 0 ]; then
+	say "apt-get download ${nfs_missing[*]}"
+	(cd "$nfsdebs" && apt-get download -q -o APT::Sandbox::User=root "${nfs_missing[@]}") \
+		> "$cache/download.log" 2>&1 ||
+		{ tail -n 20 "$cache/download.log" >&2; die "apt-get download failed"; }
+fi
+
 # The siw sources out of linux-source (kept; the 140 MB .deb is not).
 siwsrc=$cache/src/siw-$kpkgver
 if [ ! -s "$siwsrc/siw_main.c" ]; then
@@ -166,6 +222,11 @@ hdr=$work/k/usr/src/linux-headers-$kver
 # The flavour's Makefile includes the common one by absolute path.
 sed -i "s#^include /usr/src/#include $work/k/usr/src/#" "$hdr/Makefile"
 modroot=$work/k/lib/modules/$kver
+nfsroot=$work/nfs
+mkdir -p "$nfsroot"
+for f in "$nfsdebs"/*.deb; do
+	dpkg-deb -x "$f" "$nfsroot"
+done
 [ -s "$work/k/boot/vmlinuz-$kver" ] || die "no vmlinuz in $img_pkg"
 
 # ---------------------------------------------------------------- siw.ko
@@ -279,11 +340,51 @@ for o in "${objs[@]}"; do
 done | sort -u | while read -r lib; do
 	copy_obj "$lib"
 done
+
+# The NFS programs from the unpacked packages, with the shared objects
+# they need: the host's, or those of the unpacked library packages (found
+# through LD_LIBRARY_PATH, packed at their own paths).
+nfslibpath=$nfsroot/lib/x86_64-linux-gnu:$nfsroot/usr/lib/x86_64-linux-gnu
+for t in "${nfs_tools[@]}"; do
+	p=
+	for d in sbin usr/sbin bin usr/bin; do
+		[ -f "$nfsroot/$d/$t" ] && { p=$nfsroot/$d/$t; break; }
+	done
+	[ -n "$p" ] || die "$t is in none of ${nfs_pkgs[*]}"
+	cp -L "$p" "$root/usr/sbin/$t"
+	LD_LIBRARY_PATH=$nfslibpath ldd "$p" > "$work/ldd.txt" 2>&1 ||
+		{ cat "$work/ldd.txt" >&2; die "ldd $t failed"; }
+	if grep -q 'not found' "$work/ldd.txt"; then
+		grep 'not found' "$work/ldd.txt" >&2
+		die "$t needs a shared object that neither the host nor ${nfs_dep_pkgs[*]:-(none)} has"
+	fi
+	awk '/=> \// { print $3 } /^[ \t]*\// { print $1 }' "$work/ldd.txt"
+done | sort -u | while read -r lib; do
+	case $lib in
+	"$nfsroot"/*)
+		rel=${lib#"$nfsroot"}
+		mkdir -p "$root$(dirname "$rel")"
+		cp -L "$lib" "$root$rel"
+		;;
+	*) copy_obj "$lib" ;;
+	esac
+done
+# What the RPC programs read: libtirpc's transports, the RPC program and
+# service names; the state knfsd's tools keep; an empty export table.
+cp /etc/netconfig /etc/rpc /etc/services /etc/protocols "$root/etc/"
+mkdir -p "$root/var/lib/nfs/rpc_pipefs" "$root/var/lib/nfs/v4recovery" \
+	"$root/run/rpcbind"
+: > "$root/etc/exports"
+: > "$root/var/lib/nfs/etab"
+: > "$root/var/lib/nfs/rmtab"
 cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
 echo /usr/lib/x86_64-linux-gnu > "$root/etc/ld.so.conf"
 ldconfig -r "$root" 2> /dev/null || true
-printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
-printf 'root:x:0:\n' > "$root/etc/group"
+# rpcbind drops root for the user _rpc (Debian's build); knfsd maps
+# squashed users to nobody.
+printf 'root:x:0:0:root:/root:/bin/sh\n_rpc:x:100:65534::/run/rpcbind:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 printf '127.0.0.1 localhost\n10.0.2.15 uiw-guest\n' > "$root/etc/hosts"
 
 # ---------------------------------------------------------------- info
@@ -297,6 +398,7 @@ siwsum=$(sha256sum "$work/siw/siw.ko" | awk '{ print $1 }')
 	echo "host_packages=$hostvers"
 	echo "modules=$(tr '\n' ' ' < "$modlist")"
 	echo "demand_modules=$(tr '\n' ' ' < "$demandlist")"
+	echo "nfs_packages=$(echo "$nfsvers" | tr ' \n' '= ')"
 } > "$root/etc/uiw/info"
 
 mkdir -p "$out"

@@ -27,6 +27,8 @@ SIW_TMP=$(mktemp -d)
 SIW_HOST_PIDS=()
 declare -A SIW_COPIER=()		# server pid -> pid of the copier of its output
 SIW_JOB_SEQ=0
+SIW_HOSTFWD_TO=()
+SIW_GUESTFWD_FROM=()
 
 siw_secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -69,16 +71,29 @@ siw_die() {
 # NHOST forwarded host ports (HOST_PORTS[], the same port in the guest)
 # and NGUEST ports the guest reaches at 10.0.2.100 (GUEST_PORTS[], the
 # same port on the host's 127.0.0.1).  Prints the versions tested.
+# Services on fixed ports: for each port G of SIW_HOSTFWD_TO[], a free
+# host port forwarded to the guest's G (SIW_HOSTFWD_PORT[], in order);
+# for each port G of SIW_GUESTFWD_FROM[], a free host port that the
+# guest reaches at 10.0.2.100:G (SIW_GUESTFWD_PORT[]).
 siw_boot() {
-	local name=$1 nh=$2 ng=$3 t a=() p
+	local name=$1 nh=$2 ng=$3 t a=() p i
+	local nt=${#SIW_HOSTFWD_TO[@]} nf=${#SIW_GUESTFWD_FROM[@]}
 	t=$(date +%s.%N)
 	guest_setup "$build" > "$SIW_TMP/setup.log" 2>&1 ||
 		{ show "$SIW_TMP/setup.log"; siw_die "$name: the siw guest could not be built"; }
-	read -r -a p <<< "$(guest_free_ports $((nh + ng)))"
+	read -r -a p <<< "$(guest_free_ports $((nh + ng + nt + nf)))"
 	HOST_PORTS=("${p[@]:0:nh}")
 	GUEST_PORTS=("${p[@]:nh:ng}")
+	SIW_HOSTFWD_PORT=("${p[@]:nh+ng:nt}")
+	SIW_GUESTFWD_PORT=("${p[@]:nh+ng+nt:nf}")
 	for x in "${HOST_PORTS[@]}"; do a+=(--hostfwd "$x"); done
 	for x in "${GUEST_PORTS[@]}"; do a+=(--guestfwd "$x"); done
+	for ((i = 0; i < nt; i++)); do
+		a+=(--hostfwd "${SIW_HOSTFWD_PORT[i]}:${SIW_HOSTFWD_TO[i]}")
+	done
+	for ((i = 0; i < nf; i++)); do
+		a+=(--guestfwd "${SIW_GUESTFWD_FROM[i]}:${SIW_GUESTFWD_PORT[i]}")
+	done
 	if ! guest_start "${a[@]}" 2> "$SIW_TMP/boot.log"; then
 		show "$SIW_TMP/boot.log"
 		siw_die "$name: the siw guest did not boot"
