@@ -77,13 +77,30 @@ struct uiw_rpcrdma_ddp_rule {
 					  struct uiw_rpcrdma_walk *w);
 };
 
+/*
+ * The largest reply of procedures (Write chunk data not counted): a
+ * Requester offers a Reply chunk only when it may exceed the inline
+ * threshold (RFC 8166 §3.5.3), so that a procedure whose replies are
+ * small, or whose bulk goes in Write chunks, carries none.
+ */
+#define UIW_RPCRDMA_ANY_PROC ((rpcproc_t)~0u)
+struct uiw_rpcrdma_reply_row {
+	rpcprog_t prog;
+	rpcvers_t vers;
+	rpcproc_t proc;     /* UIW_RPCRDMA_ANY_PROC: every procedure */
+	size_t max;         /* 0: the ULB's reply_max */
+};
+
 struct uiw_rpcrdma_ulb {
 	const struct uiw_rpcrdma_ddp_rule *rules;
 	size_t nrules;
 	/* The largest reply (Write chunk data not counted) of a procedure
-	 * no rule or reply_max row speaks of: above the inline threshold
-	 * a Reply chunk this large is offered (0: 1 MiB). */
+	 * no row of replies speaks of: above the inline threshold a
+	 * Reply chunk this large is offered (0: 1 MiB). */
 	size_t reply_max;
+	/* Optional; the first row that matches wins (NULL, 0: none). */
+	const struct uiw_rpcrdma_reply_row *replies;
+	size_t nreplies;
 };
 
 /*
@@ -121,7 +138,9 @@ bool uiw_rpcrdma_walk_slot(struct uiw_rpcrdma_walk *w, size_t len);
  * CREATE's NF4LNK link data, READ data, READLINK link data inside
  * COMPOUND, found by a walker over every operation of minor versions
  * 0, 1 and 2; one Write chunk per READ or READLINK, READ's sized by
- * its count).  See uiwarp-rpcrdma(3).
+ * its count).  Version 3's replies but READDIR's, READDIRPLUS's and
+ * READLINK's are bounded by 1024 octets (reply rows), so no Reply
+ * chunk goes with them.  See uiwarp-rpcrdma(3).
  */
 const struct uiw_rpcrdma_ulb *uiw_rpcrdma_ulb_nfs(void);
 

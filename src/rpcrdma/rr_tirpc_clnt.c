@@ -309,7 +309,7 @@ again:
 			e.re_errno = ENOMEM;
 			goto out;
 		}
-		call.reply_max = uiw_rr_ulb_reply_max(sel.ulb);
+		call.reply_max = uiw_rr_ulb_reply_max(&sel);
 		call.timeout_ms = timeout_ms(timeout);
 		if (uiw_rr_call(c->xp, &call)) {
 			map_status(&call, &e);

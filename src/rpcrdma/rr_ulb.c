@@ -136,9 +136,21 @@ unsigned uiw_rr_ulb_walk_wchunks(const struct uiw_rpcrdma_ddp_rule *r,
 	return n;
 }
 
-size_t uiw_rr_ulb_reply_max(const struct uiw_rpcrdma_ulb *u)
+size_t uiw_rr_ulb_reply_max(const struct uiw_rr_sel *s)
 {
-	return u && u->reply_max ? u->reply_max : RR_ULB_REPLY_MAX_DEFAULT;
+	const struct uiw_rpcrdma_ulb *u = s ? s->ulb : NULL;
+
+	if (!u)
+		return RR_ULB_REPLY_MAX_DEFAULT;
+	for (size_t i = 0; u->replies && i < u->nreplies; i++) {
+		const struct uiw_rpcrdma_reply_row *r = &u->replies[i];
+
+		if (r->prog == s->prog && r->vers == s->vers &&
+		    (r->proc == UIW_RPCRDMA_ANY_PROC || r->proc == s->proc))
+			return r->max ? r->max : u->reply_max ? u->reply_max :
+			       RR_ULB_REPLY_MAX_DEFAULT;
+	}
+	return u->reply_max ? u->reply_max : RR_ULB_REPLY_MAX_DEFAULT;
 }
 
 /* ---- RFC 8267 §4: NFS version 3 --------------------------------------- */
@@ -216,10 +228,35 @@ static const struct uiw_rpcrdma_ddp_rule nfs_rules[] = {
 	  0, NFS3_DDP_MIN, NFS3_READ_MAX, NULL, uiw_rr_nfs4_walk },
 };
 
+/*
+ * RFC 8267 §3 leaves the Reply chunk to the client's estimate of the
+ * reply.  NFS version 3's replies are bounded by their XDR (RFC 1813
+ * §3.3) but READDIR's and READDIRPLUS's (as large as the count asked
+ * for) and READLINK's (a path: by Write chunk, or inline): the largest
+ * of the others, RENAME's two wcc_data or CREATE's handle and
+ * attributes with the directory's wcc_data, is under 400 octets, and
+ * READ's and WRITE's bulk is in chunks.  So those three keep the
+ * default (a Reply chunk of 1 MiB above the inline threshold: a row of
+ * max 0) and the rest get none: a Reply chunk offered with a READ
+ * would also let a Responder send the data there besides the Write
+ * chunk.
+ */
+enum { NFS3_READDIR = 16, NFS3_READDIRPLUS = 17 };
+#define NFS3_SMALL_REPLY 1024
+
+static const struct uiw_rpcrdma_reply_row nfs_replies[] = {
+	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_READLINK, 0 },
+	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_READDIR, 0 },
+	{ NFS3_PROGRAM, NFS3_VERSION, NFS3_READDIRPLUS, 0 },
+	{ NFS3_PROGRAM, NFS3_VERSION, UIW_RPCRDMA_ANY_PROC, NFS3_SMALL_REPLY },
+};
+
 static const struct uiw_rpcrdma_ulb nfs_ulb = {
 	.rules = nfs_rules,
 	.nrules = sizeof(nfs_rules) / sizeof(nfs_rules[0]),
 	.reply_max = 0,
+	.replies = nfs_replies,
+	.nreplies = sizeof(nfs_replies) / sizeof(nfs_replies[0]),
 };
 
 const struct uiw_rpcrdma_ulb *uiw_rpcrdma_ulb_nfs(void)

@@ -48,7 +48,8 @@ unsigned uiw_rr_ulb_walk_wchunks(const struct uiw_rpcrdma_ddp_rule *r,
 				 const struct uiw_rr_wslot *slots,
 				 unsigned nslots, size_t len[UIW_RR_MAX_WCHUNK]);
 /* The largest reply Payload stream (Write chunk data not counted) a
- * Requester prepares for. */
-size_t uiw_rr_ulb_reply_max(const struct uiw_rpcrdma_ulb *u);
+ * Requester prepares for, for the procedure of s (its reply rows, then
+ * the ULB's reply_max). */
+size_t uiw_rr_ulb_reply_max(const struct uiw_rr_sel *s);
 
 #endif

@@ -49,8 +49,8 @@ static const struct uiw_rpcrdma_ddp_rule first[] = {
 static const struct uiw_rpcrdma_ddp_rule each[] = {
 	{ 7, 1, 1, UIW_RPCRDMA_RESULTS, 0, 0, 0, NULL, NULL },
 };
-static const struct uiw_rpcrdma_ulb ulb_first = { first, 1, 0 };
-static const struct uiw_rpcrdma_ulb ulb_each = { each, 1, 0 };
+static const struct uiw_rpcrdma_ulb ulb_first = { .rules = first, .nrules = 1 };
+static const struct uiw_rpcrdma_ulb ulb_each = { .rules = each, .nrules = 1 };
 
 static unsigned pad(size_t n)
 {

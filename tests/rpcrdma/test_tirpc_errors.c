@@ -94,7 +94,7 @@ static void test_sigterm(void **state)
  * which clnt_perror tells as a failure to send. */
 static void test_timeout_and_err_chunk(void **state)
 {
-	static const struct uiw_rpcrdma_ulb small = { NULL, 0, 65536 };
+	static const struct uiw_rpcrdma_ulb small = { .reply_max = 65536 };
 	struct uiw_rpcrdma_opts o;
 	struct rrt_server srv;
 	struct timeval tmo = { 1, 0 };

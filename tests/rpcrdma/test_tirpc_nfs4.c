@@ -438,7 +438,9 @@ static const struct uiw_rpcrdma_ddp_rule private_rules[] = {
 	{ NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, UIW_RPCRDMA_RESULTS, 0,
 	  1024, RRT_MAX, NULL, private_walk },
 };
-static const struct uiw_rpcrdma_ulb private_ulb = { private_rules, 1, 0 };
+static const struct uiw_rpcrdma_ulb private_ulb = {
+	.rules = private_rules, .nrules = 1,
+};
 
 /* That client offers a Write chunk for a READ after OP_PRIVATE; the
  * server's walk stops at OP_PRIVATE's result before it finds READ's

@@ -433,7 +433,21 @@ static void test_wchunks(void **state)
 	s.vers = 2;
 	s.proc = P_READ;
 	assert_int_equal(uiw_rr_ulb_wchunks(&s, buf, n, len), 0);
-	assert_int_equal(uiw_rr_ulb_reply_max(nfs), 1u << 20);
+	/* reply rows: READDIR, READDIRPLUS and READLINK a Reply chunk of
+	 * the default size, the other procedures of version 3 none above
+	 * 1024 octets; another version the default */
+	s.vers = 3;
+	s.proc = P_READ;
+	assert_int_equal(uiw_rr_ulb_reply_max(&s), 1024);
+	s.proc = 1; /* GETATTR */
+	assert_int_equal(uiw_rr_ulb_reply_max(&s), 1024);
+	s.proc = P_READLINK;
+	assert_int_equal(uiw_rr_ulb_reply_max(&s), 1u << 20);
+	s.proc = 17; /* READDIRPLUS */
+	assert_int_equal(uiw_rr_ulb_reply_max(&s), 1u << 20);
+	s.vers = 4;
+	s.proc = 1; /* COMPOUND */
+	assert_int_equal(uiw_rr_ulb_reply_max(&s), 1u << 20);
 }
 
 /* Positions: setpostn goes back within what follows the last reduced
