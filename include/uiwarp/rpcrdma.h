@@ -193,6 +193,18 @@ bool uiw_rpcrdma_clnt_stats(CLIENT *cl, struct uiw_rpcrdma_stats *s);
  * and present. */
 bool uiw_rpcrdma_svc_stats(SVCXPRT *xprt, struct uiw_rpcrdma_stats *s);
 
+/* What a listening SVCXPRT's connections hold now: a server's resource
+ * counts, all back to 0 once every client has gone. */
+struct uiw_rpcrdma_usage {
+	uint64_t conns;         /* connections open or being set up */
+	uint64_t mrs;           /* memory registrations held */
+	uint64_t held;          /* octets counted against assembly_budget
+				   (Read chunk sinks, in use or kept) */
+	uint64_t held_peak;     /* the most held at once so far */
+};
+/* false when xprt is not a listening RPC-over-RDMA SVCXPRT. */
+bool uiw_rpcrdma_svc_usage(SVCXPRT *xprt, struct uiw_rpcrdma_usage *u);
+
 #ifdef __cplusplus
 }
 #endif

@@ -133,6 +133,9 @@ int rr_pool_grow(struct rr_pool *p, unsigned n)
 	}
 	p->count += n;
 	p->nfree += n;
+	p->nmr++;
+	if (p->mr_tally)
+		__atomic_add_fetch(p->mr_tally, 1, __ATOMIC_RELAXED);
 	c->next = p->chunks;
 	p->chunks = c;
 	return 0;
@@ -171,6 +174,8 @@ void rr_pool_destroy(struct rr_pool *p)
 	for (c = p->chunks; c; c = n) {
 		n = c->next;
 		ibv_dereg_mr(c->mr);
+		if (p->mr_tally)
+			__atomic_sub_fetch(p->mr_tally, 1, __ATOMIC_RELAXED);
 		free(c->mem);
 		free(c->bufs);
 		free(c);
@@ -178,6 +183,7 @@ void rr_pool_destroy(struct rr_pool *p)
 	free(p->all);
 	p->chunks = NULL;
 	p->all = NULL;
+	p->nmr = 0;
 	p->free = NULL;
 	p->count = p->nfree = 0;
 }

@@ -39,6 +39,10 @@ struct rr_pool {
 	struct rr_pool_chunk *chunks;
 	struct rr_buf **all;        /* by idx */
 	unsigned count, nfree;
+	unsigned nmr;               /* chunks registered: MRs held */
+	/* optional: a count of MRs shared with others (a listener's,
+	 * uiw_rpcrdma_svc_usage), kept up to date by grow and destroy */
+	uint64_t *mr_tally;
 };
 
 void rr_pool_init(struct rr_pool *p, struct ibv_pd *pd, size_t size,

@@ -24,6 +24,7 @@ struct rr_share {
 	unsigned refs;
 	uint64_t cap, used, peak, reserve;
 	unsigned conns, max_conns;
+	uint64_t mrs;           /* MRs its members hold (atomic) */
 	struct rr_member *members;
 	struct rr_member *w_head, *w_tail;
 };
@@ -285,4 +286,14 @@ void rr_share_stat(struct rr_share *sh, uint64_t *used, uint64_t *peak,
 	*cap = sh->cap;
 	*conns = sh->conns;
 	pthread_mutex_unlock(&sh->mu);
+}
+
+uint64_t *rr_share_mr_tally(struct rr_share *sh)
+{
+	return &sh->mrs;
+}
+
+uint64_t rr_share_mrs(struct rr_share *sh)
+{
+	return __atomic_load_n(&sh->mrs, __ATOMIC_RELAXED);
 }

@@ -87,5 +87,10 @@ unsigned rr_share_pokes(struct rr_share *sh, struct rr_member *m);
  * connections counted. */
 void rr_share_stat(struct rr_share *sh, uint64_t *used, uint64_t *peak,
 		   uint64_t *cap, unsigned *conns);
+/* The count of memory registrations the members hold now, which they
+ * keep with atomic adds and subtractions (uiw_rpcrdma_svc_usage); and
+ * that count for the members to add to. */
+uint64_t rr_share_mrs(struct rr_share *sh);
+uint64_t *rr_share_mr_tally(struct rr_share *sh);
 
 #endif

@@ -231,6 +231,28 @@ static void timer_fire(struct uiw_rr_sconn *s, uint64_t now)
 
 static void cache_free(struct uiw_rr_sconn *s);
 
+/* Every registration of a connection goes through these two, which
+ * keep the listener's count of them (uiw_rpcrdma_svc_usage: a test can
+ * see that a connection gone left none behind). */
+static struct ibv_mr *svc_reg_mr(struct uiw_rr_sconn *s, void *addr,
+				 size_t len, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(s->k.pd, addr, len, access);
+
+	if (mr && s->sh)
+		__atomic_add_fetch(rr_share_mr_tally(s->sh), 1,
+				   __ATOMIC_RELAXED);
+	return mr;
+}
+
+static void svc_dereg_mr(struct uiw_rr_sconn *s, struct ibv_mr *mr)
+{
+	ibv_dereg_mr(mr);
+	if (s->sh)
+		__atomic_sub_fetch(rr_share_mr_tally(s->sh), 1,
+				   __ATOMIC_RELAXED);
+}
+
 /* An assembly buffer of need octets; NULL with *wait set when the
  * connection's budget is spent (another call will give one back), or
  * without when memory or registration failed.  The listener's budget
@@ -278,7 +300,7 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 	a->cap = cap;
 	/* RDMA Read's sink: REMOTE_WRITE on iWARP (RFC 5040 §4.4 tags
 	 * the Read Response with it) */
-	a->mr = ibv_reg_mr(s->k.pd, a->mem, a->cap, IBV_ACCESS_LOCAL_WRITE |
+	a->mr = svc_reg_mr(s, a->mem, a->cap, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE);
 	if (!a->mr) {
 		free(a->mem);
@@ -290,9 +312,9 @@ static struct rr_abuf *abuf_get(struct uiw_rr_sconn *s, uint64_t need,
 	return a;
 }
 
-static void abuf_free(struct rr_abuf *a)
+static void abuf_free(struct uiw_rr_sconn *s, struct rr_abuf *a)
 {
-	ibv_dereg_mr(a->mr);
+	svc_dereg_mr(s, a->mr);
 	free(a->mem);
 	free(a);
 }
@@ -304,7 +326,7 @@ static void cache_free(struct uiw_rr_sconn *s)
 
 	for (a = s->abufs; a; a = n) {
 		n = a->next;
-		abuf_free(a);
+		abuf_free(s, a);
 	}
 	s->abufs = NULL;
 	s->nabuf = 0;
@@ -315,7 +337,7 @@ static void abuf_put(struct uiw_rr_sconn *s, struct rr_abuf *a)
 	s->abuf_live -= a->cap;
 	/* kept for the next call, unless others wait for memory */
 	if (!rr_share_keep(s->sh, &s->m, a->cap, s->nabuf < RR_ABUF_CACHE)) {
-		abuf_free(a);
+		abuf_free(s, a);
 		return;
 	}
 	a->next = s->abufs;
@@ -910,7 +932,7 @@ static bool piece_lkey(struct uiw_rr_sconn *s, struct rr_req *r,
 		*lkey = r->abuf->mr->lkey;
 		return true;
 	}
-	*mr = ibv_reg_mr(s->k.pd, (void *)v->base, v->len, 0);
+	*mr = svc_reg_mr(s, (void *)v->base, v->len, 0);
 	if (*mr)
 		*lkey = (*mr)->lkey;
 	return *mr != NULL;
@@ -921,7 +943,7 @@ static int stage_fit(struct uiw_rr_sconn *s, uint64_t need)
 	if (s->stage_cap >= need)
 		return 0;
 	if (s->stage_mr)
-		ibv_dereg_mr(s->stage_mr);
+		svc_dereg_mr(s, s->stage_mr);
 	free(s->stage);
 	s->stage_mr = NULL;
 	s->stage_cap = 0;
@@ -930,7 +952,7 @@ static int stage_fit(struct uiw_rr_sconn *s, uint64_t need)
 		s->stage = NULL;
 		return -1;
 	}
-	s->stage_mr = ibv_reg_mr(s->k.pd, s->stage, (size_t)need, 0);
+	s->stage_mr = svc_reg_mr(s, s->stage, (size_t)need, 0);
 	if (!s->stage_mr)
 		return -1;
 	s->stage_cap = (size_t)need;
@@ -1010,7 +1032,7 @@ int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 		rr_pool_put(&s->k.spool, sb);
 		for (k = 0; k < UIW_RR_MAX_WCHUNK; k++)
 			if (mr[k])
-				ibv_dereg_mr(mr[k]);
+				svc_dereg_mr(s, mr[k]);
 		return reply_error(s, r, ENOMEM);
 	}
 	/* the Writes: Write chunk data, then the Reply chunk's stream */
@@ -1069,7 +1091,7 @@ int uiw_rr_reply(struct uiw_rr_sconn *s, struct uiw_rr_req *req,
 	}
 	for (k = 0; k < UIW_RR_MAX_WCHUNK; k++)
 		if (mr[k])
-			ibv_dereg_mr(mr[k]);
+			svc_dereg_mr(s, mr[k]);
 	req_release(s, r);
 	if (ret)
 		errno = ENOTCONN;
@@ -1091,18 +1113,25 @@ static void sconn_free(struct uiw_rr_sconn *s)
 	for (r = s->req_all; r; r = rn) {
 		rn = r->all_next;
 		if (r->abuf)
-			abuf_free(r->abuf);
+			abuf_free(s, r->abuf);
 		free(r);
 	}
 	for (a = s->abufs; a; a = n) {
 		n = a->next;
-		abuf_free(a);
+		abuf_free(s, a);
 	}
-	if (s->sh)
-		rr_share_leave(s->sh, &s->m, s->abuf_live + s->m.kept);
 	if (s->stage_mr)
-		ibv_dereg_mr(s->stage_mr);
+		svc_dereg_mr(s, s->stage_mr);
 	free(s->stage);
+	if (s->sh) {
+		/* the pools' registrations go with rr_conn_destroy below,
+		 * after the share may be gone: counted out here */
+		__atomic_sub_fetch(rr_share_mr_tally(s->sh),
+				   s->k.rpool.nmr + s->k.spool.nmr,
+				   __ATOMIC_RELAXED);
+		s->k.rpool.mr_tally = s->k.spool.mr_tally = NULL;
+		rr_share_leave(s->sh, &s->m, s->abuf_live + s->m.kept);
+	}
 	free(s->send_wrs);
 	free(s->send_busy);
 	rr_conn_destroy(&s->k);
@@ -1190,6 +1219,9 @@ static struct uiw_rr_sconn *sconn_new(struct uiw_rr_listener *l,
 		goto fail;
 	s->sh = l->sh;
 	rr_share_join(s->sh, &s->m);
+	s->k.rpool.mr_tally = s->k.spool.mr_tally = rr_share_mr_tally(s->sh);
+	__atomic_add_fetch(s->k.rpool.mr_tally,
+			   s->k.rpool.nmr + s->k.spool.nmr, __ATOMIC_RELAXED);
 	rr_share_idle(&s->m, s->born);
 	if (s->k.o.idle_timeout_ms)
 		timer_arm(s, s->born + s->k.o.idle_timeout_ms);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rr_conn.h"
+#include "rr_share.h"
 #include "rr_tirpc.h"
 #include "rr_ulb.h"
 #include "rr_xdr.h"
@@ -475,5 +477,20 @@ bool uiw_rpcrdma_svc_stats(SVCXPRT *xprt, struct uiw_rpcrdma_stats *s)
 		uiw_rr_stats_add(s, &st);
 	}
 	pthread_mutex_unlock(&h->mu);
+	return true;
+}
+
+bool uiw_rpcrdma_svc_usage(SVCXPRT *xprt, struct uiw_rpcrdma_usage *u)
+{
+	struct rr_share *sh;
+	uint64_t cap;
+	unsigned conns;
+
+	if (!xprt || !u || xprt->xp_ops != &ls_ops)
+		return false;
+	sh = rr_listener_share(((struct rr_listener *)xprt->xp_p1)->l);
+	rr_share_stat(sh, &u->held, &u->held_peak, &cap, &conns);
+	u->conns = conns;
+	u->mrs = rr_share_mrs(sh);
 	return true;
 }
