@@ -17,8 +17,9 @@
 # - the server killed (SIGKILL) in the middle of a 64 MiB copy and started
 #   again with the same key and ports: the hard mount retries and the copy
 #   ends with the right SHA-256;
-# - the server's counts at SIGTERM: the guest's WRITE data came by RDMA
-#   Read (Read chunks), its READ data went by RDMA Write (Write chunks);
+# - the restarted server's counts at SIGTERM: the guest's WRITE data came
+#   by RDMA Read (Read chunks), its READ data of the copy read back went
+#   by RDMA Write (Write chunks), at least one per wsize / rsize;
 # - the guest killed (QEMU stopped) in the middle of a copy: the server's
 #   usage line comes back to zero connections, registrations and memory.
 #
@@ -186,7 +187,14 @@ else
 	bad "the copy across a server restart (killed at $part octets)"
 	show "$SIW_TMP/cp-big.out" "$SIW_TMP/srv2.out" "$SIW_TMP/srv2.err"
 fi
-guest_run -t 30 "rm -f /tmp/big" > /dev/null 2>&1
+# Read back from the restarted server, whose counts are checked at the
+# end (the first one's died with it).
+got=$(guest_run -t 120 "rm -f /tmp/big; echo 3 > /proc/sys/vm/drop_caches; sha256sum < $MNT/big2" 2>&1 | cut -d' ' -f1)
+if [ "$got" = "$(cat "$SIW_TMP/big.sum")" ]; then
+	ok "the restarted server's copy read back in the guest with its SHA-256"
+else
+	bad "the copy read back from the restarted server: $got"
+fi
 
 if guest_nfs_umount "$MNT"; then
 	ok "umount $MNT"
@@ -222,13 +230,17 @@ fi
 kill -TERM "$NFSD"
 host_wait "$SERVER"
 st=$?
-cat "$SIW_TMP/srv2.out" "$SIW_TMP/srv1.out" > "$SIW_TMP/stats.out"
+cp "$SIW_TMP/srv2.out" "$SIW_TMP/stats.out"
 rc=$(grep -o 'read_chunks=[0-9]*' "$SIW_TMP/stats.out" | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
 wc=$(grep -o 'write_chunks=[0-9]*' "$SIW_TMP/stats.out" | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
-if [ $st -eq 0 ] && [ "$rc" -ge 512 ] && [ "$wc" -ge 512 ]; then
+rsize=$(grep -o 'rsize=[0-9]*' "$SIW_TMP/mount.log" | cut -d= -f2)
+wsize=$(grep -o 'wsize=[0-9]*' "$SIW_TMP/mount.log" | cut -d= -f2)
+min_r=$((67108864 / ${wsize:-1048576}))
+min_w=$((67108864 / ${rsize:-1048576}))
+if [ $st -eq 0 ] && [ "$rc" -ge "$min_r" ] && [ "$wc" -ge "$min_w" ]; then
 	ok "server counts: $rc Read chunks (WRITE data by RDMA Read), $wc Write chunks (READ data by RDMA Write)"
 else
-	bad "server status $st, $rc Read chunks and $wc Write chunks (64 MiB each way: at least 512 each)"
+	bad "server status $st, $rc Read chunks and $wc Write chunks (64 MiB each way: at least $min_r and $min_w)"
 	show "$SIW_TMP/stats.out"
 fi
 siw_finish
