@@ -71,8 +71,15 @@ fi
 
 bench_workdir
 # Both ends of the run: the bench's processes and files, and the guest
-# with the host servers of nfs_lib.sh.
-trap 'bench_cleanup; siw_cleanup' EXIT
+# with the host servers of nfs_lib.sh; the guest's run directory (its
+# console.log) stays when the run failed.
+nfs_bench_cleanup() {
+	local st=$?
+	bench_cleanup
+	siw_cleanup
+	[ $st -ne 0 ] || [ -z "${GUEST_RUN:-}" ] || rm -rf "$GUEST_RUN"
+}
+trap nfs_bench_cleanup EXIT
 
 # order ROUND: the transports in the order of that round.
 order() {
@@ -270,6 +277,8 @@ row() {
 	echo
 	echo "- put: $(share "$ddp_a_put" "$size") of the file's octets by Read chunks (knfsd's RDMA Reads; ${ddp_a_put:-n/a} octets; inline ${inl_a_put:-n/a} octets) — ${line_a_put:-n/a}"
 	echo "- get: $(share "$ddp_a_get" "$size") by Write chunks (knfsd's RDMA Writes; ${ddp_a_get:-n/a} octets; inline ${inl_a_get:-n/a} octets) — ${line_a_get:-n/a}"
+	echo
+	echo "- svcrdma's counters after these runs: $(awk '$1 == "read" || $1 == "write" || $1 == "recv" { printf "%s%s=%s", s, $1, $2; s = ", " }' "$work/svcrdma")"
 	# knfsd puts READ data in an offered Reply chunk too?
 	if awk -v a="${rep_a_get:-0}" -v b="$size" 'BEGIN { exit !(a + 0 >= 0.9 * b) }'; then
 		echo
@@ -279,11 +288,9 @@ row() {
 		echo "file's octets (${rep_a_get:-n/a}, the lengths knfsd returned): knfsd"
 		echo "wrote each READ's data into the Reply chunk as well as into the Write"
 		echo "chunk, so over RDMA the data crossed the link twice, and the get"
-		echo "figures above pay for it.  Linux's own client offers a Reply chunk"
-		echo "with READ only when the reply may not fit inline."
+		echo "figures above pay for it.  (Linux's own client offers a READ a"
+		echo "Write chunk and no Reply chunk.)"
 	fi
-	echo
-	echo "- svcrdma's counters after these runs: $(awk '$1 == "read" || $1 == "write" || $1 == "recv" { printf "%s%s=%s", s, $1, $2; s = ", " }' "$work/svcrdma")"
 	echo
 	echo "## The guest's Linux client, uiwarp-nfsd on the host"
 	echo

@@ -30,10 +30,17 @@ source "$src/bench/lib.sh"	# kv_field
 
 export_dir=$(mktemp -d)
 bgpid=
+# The guest's run directory (its console.log) stays after a failure.
 cleanup() {
+	local st=$?
 	[ -z "$bgpid" ] || kill "$bgpid" 2>/dev/null
 	siw_cleanup
 	rm -rf "$export_dir"
+	if [ $st -eq 1 ] && [ -n "${GUEST_RUN:-}" ]; then
+		echo "demo-nfs: the guest's console: $GUEST_RUN/console.log" >&2
+	elif [ -n "${GUEST_RUN:-}" ]; then
+		rm -rf "$GUEST_RUN"
+	fi
 }
 trap cleanup EXIT
 trap 'echo; echo "demo-nfs: interrupted" >&2; exit 130' INT
