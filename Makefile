@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build check demo interop install clean bench bench-sctp bench-compat bench-siw-delay bench-rpcrdma ab
+.PHONY: all deps build check demo demo-nfs interop install clean bench bench-sctp bench-compat bench-siw-delay bench-rpcrdma bench-nfs ab
 
 all: build
 
@@ -27,6 +27,13 @@ check: build
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
+
+# The NFS demonstration (scripts/demo-nfs.sh): a QEMU guest's Linux
+# kernel mounts uiwarp-nfsd over RDMA (siw) and copies a file in and out.
+# Installs the guest's packages (tests/interop/deps.sh) when missing.
+demo-nfs: build
+	@bash tests/interop/deps.sh
+	@bash scripts/demo-nfs.sh $(BUILD)
 
 interop: build
 	@bash tests/interop/deps.sh
@@ -69,6 +76,16 @@ bench-rpcrdma: build
 bench-siw-delay: build
 	@bash tests/interop/deps.sh
 	@BUILD=$(abspath $(BUILD)) bash bench/siw_start_delay.sh
+
+# NFS with Linux (bench/nfs.sh), in one boot of the siw guest:
+# uiwarp-nfs against the guest's knfsd and the guest's kernel client
+# (dd, cp) against uiwarp-nfsd, each over RDMA and over TCP; writes
+# bench/nfs-latest.md (MB/s, RDMA/TCP ratios, the share moved by DDP).
+# Never part of check (it boots a guest: one at a time).  NFS_QUICK=1:
+# a short trial; NFS_ROUNDS, NFS_SIZE: see the script.
+bench-nfs: build
+	@bash tests/interop/deps.sh
+	@BUILD=$(abspath $(BUILD)) bash bench/nfs.sh
 
 # A/B report (bench/ab.sh): AB_BEFORE (default 036d53f, the engine before
 # its rework) against AB_AFTER (default HEAD), each built apart in

@@ -1,7 +1,8 @@
 # Shell functions shared by the benchmark scripts (bench/perf.sh,
 # bench/ab.sh, bench/sctp.sh, bench/compat.sh, bench/siw_start_delay.sh,
-# bench/rpcrdma.sh),
-# tests/tools/test_sctpraw.sh and tests/interop/test_siw_stock.sh;
+# bench/rpcrdma.sh, bench/nfs.sh),
+# tests/tools/test_sctpraw.sh, tests/interop/test_siw_stock.sh and
+# scripts/demo-nfs.sh;
 # sourced, not run.
 
 # med(a, k): the median (the lower middle) of a[1..k], which it sorts;
@@ -111,6 +112,16 @@ failed() {
 			[ -s "$f" ] && tail -n 3 "$f" | sed 's/^/      /'
 		done
 	} >>"$work/failures"
+}
+
+# failures_section: the report's "## Failures" list, when failed noted
+# any (nothing otherwise).
+failures_section() {
+	[ -s "$work/failures" ] || return 0
+	echo
+	echo "## Failures"
+	echo
+	cat "$work/failures"
 }
 
 # bench_workdir: makes $work, a directory removed on exit, with

@@ -456,12 +456,7 @@ rev=$(bench_rev "$src")
 	echo "  transports differ."
 	echo
 	echo "Plots: [throughput](rpcrdma-bw.png), [NULL rate](rpcrdma-null.png)."
-	if [ -s "$work/failures" ]; then
-		echo
-		echo "## Failures"
-		echo
-		cat "$work/failures"
-	fi
+	failures_section
 } >"$work/report.md"
 
 if command -v gnuplot >/dev/null; then

@@ -27,13 +27,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bold=
-plain=
-if [ -t 1 ]; then
-	bold=$(printf '\033[1m')
-	plain=$(printf '\033[0m')
-fi
-title() { printf '\n%s== %s ==%s\n' "$bold" "$*" "$plain"; }
+# shellcheck source=demo_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/demo_lib.sh"
 fail() {
 	printf '\ndemo: FAILED: %s\n' "$*" >&2
 	exit 1
@@ -72,7 +67,6 @@ run() {
 		fail "$name: client exit status $crc, server exit status $src"
 	fi
 }
-indent() { sed 's/^/    /' "$@"; }
 
 cat <<EOF
 ${bold}uiwarp demonstration${plain}: a software iWARP RNIC in user space.

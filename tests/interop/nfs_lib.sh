@@ -67,9 +67,9 @@
 #       the VALUE of NAME in a file of "NAME VALUE" lines (0 if absent)
 #   nfs_loop_to_knfsd
 #       the host's server ports (NFSD_*_PORT) lead back to knfsd
-#       (KNFSD_*_PORT) through relay.py on the host: the guest's client
+#       (KNFSD_*_PORT) through socat on the host: the guest's client
 #       then meets knfsd at 10.0.2.100 the way it meets a server on the
-#       host; 1 unless all three relays listen
+#       host; 1 unless all three listen
 #   nfs_host_null PORT PROG VERS
 #       an RPC NULL call over TCP from the host to 127.0.0.1:PORT
 #       (rpc_probe.py; the host has no rpcinfo); its status
@@ -199,9 +199,10 @@ nfs_loop_to_knfsd() {
 	p=("$NFSD_RDMA_PORT" "$NFSD_TCP_PORT" "$NFSD_MOUNT_PORT")
 	k=("$KNFSD_RDMA_PORT" "$KNFSD_TCP_PORT" "$KNFSD_MOUNT_PORT")
 	for i in 0 1 2; do
-		host_listen "relay${p[i]}" 900 "relay listening" \
-			python3 "$src/tests/interop/relay.py" --run "$GUEST_RUN" \
-			--listen "${p[i]}" --to "${k[i]}" --life 900 || return 1
+		host_start "loop${p[i]}" 900 socat \
+			"TCP4-LISTEN:${p[i]},bind=127.0.0.1,reuseaddr,fork" \
+			"TCP4:127.0.0.1:${k[i]}"
+		wait_tcp_listen "${p[i]}" "$HOST_PID" 20 || return 1
 	done
 }
 

@@ -178,7 +178,7 @@ done
 
 # -------------------------------------------- the way to a host's server
 # 10.0.2.100 is the host's loopback; 20049, 2049 and 20048 there lead
-# (guestfwd, relays on the host, then hostfwd) back to this guest's knfsd.
+# (guestfwd, socat on the host, then hostfwd) back to this guest's knfsd.
 # Nothing answers on its port 111.
 guest_run -t 20 "nc -w 5 $GUEST_HOST_ADDR 111 < /dev/null" > "$SIW_TMP/nc111.out" 2>&1
 if [ $? -ne 0 ]; then
@@ -187,10 +187,10 @@ else
 	bad "something answers at $GUEST_HOST_ADDR:111: the next mount proves nothing about rpcbind"
 fi
 if nfs_loop_to_knfsd; then
-	ok "host: relays from the host server's ports $NFSD_RDMA_PORT, $NFSD_TCP_PORT, $NFSD_MOUNT_PORT to knfsd's"
+	ok "host: socat from the host server's ports $NFSD_RDMA_PORT, $NFSD_TCP_PORT, $NFSD_MOUNT_PORT to knfsd's"
 else
-	bad "host: the relays to knfsd did not start"
-	show "$SIW_TMP"/relay*.out "$SIW_TMP"/relay*.err
+	bad "host: socat to knfsd did not start"
+	show "$SIW_TMP"/loop*.out
 fi
 for proto in rdma tcp; do
 	m=/mnt/h$proto
