@@ -75,6 +75,10 @@
 #       (rpc_probe.py; the host has no rpcinfo); its status
 #   nfs_host_exports PORT
 #       MOUNTPROC3_EXPORT over TCP from the host: "DIR GROUPS" lines
+#   nfs_program VAR NAME
+#       sets VAR to the path of tools/nfs/NAME in $build (the test ends
+#       when it is not built) and clears every UIWARP_* setting of the
+#       environment, so that the programs run with their defaults
 
 # shellcheck source=siw_lib.sh
 source "$src/tests/interop/siw_lib.sh"
@@ -212,4 +216,13 @@ nfs_host_null() {
 
 nfs_host_exports() {
 	python3 "$src/tests/interop/rpc_probe.py" "$1" 100005 3 exports
+}
+
+nfs_program() {
+	local p=$build/tools/nfs/$2 v
+	[ -x "$p" ] || siw_die "$p is not built"
+	while read -r v; do
+		unset "$v"
+	done < <(env | sed -n 's/^\(UIWARP_[A-Z_]*\)=.*/\1/p')
+	printf -v "$1" '%s' "$p"
 }

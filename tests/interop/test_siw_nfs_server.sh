@@ -35,11 +35,7 @@ src=$(cd "$src" && pwd)
 # shellcheck source=nfs_lib.sh
 source "$src/tests/interop/nfs_lib.sh"
 
-nfsd=$build/tools/nfs/uiwarp-nfsd
-[ -x "$nfsd" ] || siw_die "$nfsd is not built"
-while read -r v; do
-	unset "$v"
-done < <(env | sed -n 's/^\(UIWARP_[A-Z_]*\)=.*/\1/p')
+nfs_program nfsd uiwarp-nfsd
 
 SIZES=(1 4096 1048576 67108864)
 MNT=/mnt/u
