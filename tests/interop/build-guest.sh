@@ -179,7 +179,7 @@ nfs_deb() { # "package version" -> its .deb's file name
 nfs_wanted=$(echo "$nfsvers" | while read -r p v; do nfs_deb "$p" "$v"; done)
 for f in "$nfsdebs"/*.deb; do
 	[ -e "$f" ] || continue
-	echo "$nfs_wanted" | grep -qxF "$(basename "$f" | sed 's/[^_]*$//')" || rm -f "$f"
+	grep -xF "$(basename "$f" | sed 's/[^_]*$//')" <<<"$nfs_wanted" > /dev/null || rm -f "$f"
 done
 nfs_missing=()
 while read -r p v; do

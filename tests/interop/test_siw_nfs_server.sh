@@ -151,7 +151,7 @@ for bs in 4096 65536 1048576; do
 		sha256sum < /tmp/back | cut -d' ' -f1
 		rm /tmp/src /tmp/back" > "$SIW_TMP/dd$bs.out" 2>&1
 	st=$?
-	a=$(tail -n 2 "$SIW_TMP/dd$bs.out" | head -n 1)
+	a=$(tail -n 2 "$SIW_TMP/dd$bs.out" | sed -n 1p)
 	b=$(tail -n 1 "$SIW_TMP/dd$bs.out")
 	h=$(sha256sum < "$EXP/d.$bs" 2> /dev/null | cut -d' ' -f1)
 	if [ $st -eq 0 ] && [ "$a" = "$b" ] && [ "$a" = "$h" ]; then

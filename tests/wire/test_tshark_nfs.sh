@@ -99,7 +99,7 @@ session() {
 	if [ "$rc" -eq 0 ] && [ -n "$(ts -r "$cap" -Y 'tcp.analysis.lost_segment ||
 	    tcp.analysis.retransmission || tcp.analysis.fast_retransmission ||
 	    tcp.analysis.out_of_order || tcp.analysis.duplicate_ack ||
-	    tcp.analysis.ack_lost_segment' | head -n 1)" ]; then
+	    tcp.analysis.ack_lost_segment' | sed -n 1p)" ]; then
 		echo "TCP lost or resent segments on lo: session discarded"
 		rc=75
 	fi
