@@ -75,6 +75,9 @@
 #       (rpc_probe.py; the host has no rpcinfo); its status
 #   nfs_host_exports PORT
 #       MOUNTPROC3_EXPORT over TCP from the host: "DIR GROUPS" lines
+#   nfs_capture_start FILE PORT... / nfs_capture_stop / nfs_capture_decode
+#       a capture of the host's side of the forwarded connections, and
+#       tshark's reading of it (tests/wire/nfs_decode.sh); see below
 #   nfs_program VAR NAME
 #       sets VAR to the path of tools/nfs/NAME in $build (the test ends
 #       when it is not built) and clears every UIWARP_* setting of the
@@ -225,4 +228,57 @@ nfs_program() {
 		unset "$v"
 	done < <(env | sed -n 's/^\(UIWARP_[A-Z_]*\)=.*/\1/p')
 	printf -v "$1" '%s' "$p"
+}
+
+# nfs_capture_start FILE PORT...: dumpcap on the host's lo, keeping the
+# TCP segments of PORTs (QEMU's forwarded connections to and from the
+# guest cross lo) in FILE, from the moment it returns: a UDP probe to a
+# closed port must be in the file first.  nfs_capture_stop: a second
+# probe in the file (what came before it was written), then dumpcap
+# stopped; 75 when it dropped packets.  nfs_capture_decode FILE
+# OPTIONS...: tests/wire/nfs_decode.sh on the capture (its output in
+# $SIW_TMP/decode.out, its status: 75 when TCP lost or resent a
+# segment of it, and tshark's MPA dissector cannot follow).
+nfs_capture_probe() {
+	local tag=$1 i
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$NFS_DUMPCAP" 2> /dev/null || return 1
+		printf '%s' "$tag" > "/dev/udp/127.0.0.1/$NFS_PROBE" 2> /dev/null
+		[ -s "$NFS_CAP" ] && [ -n "$(tshark -r "$NFS_CAP" -Y "udp.dstport == $NFS_PROBE && frame contains \"$tag\"" 2> /dev/null | sed -n 1p)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+nfs_capture_start() {
+	local f p i
+	NFS_CAP=$1
+	shift
+	f=""
+	for p in "$@"; do
+		f="$f${f:+ or }tcp port $p"
+	done
+	NFS_PROBE=$(( ($1 + 7919) % 50000 + 10000 ))
+	rm -f "$NFS_CAP"
+	dumpcap -q -B 64 -i lo -f "$f or udp port $NFS_PROBE" -w "$NFS_CAP" \
+		> "$SIW_TMP/dumpcap.out" 2>&1 &
+	NFS_DUMPCAP=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^Capturing on' "$SIW_TMP/dumpcap.out" && break
+		sleep 0.05
+	done
+	nfs_capture_probe uiwstart
+}
+nfs_capture_stop() {
+	local drops
+	nfs_capture_probe uiwend || { kill "$NFS_DUMPCAP" 2> /dev/null; return 1; }
+	kill -INT "$NFS_DUMPCAP"
+	wait "$NFS_DUMPCAP" 2> /dev/null
+	drops=$(sed -n 's|.*received/dropped on interface.*: [0-9]*/\([0-9]*\) .*|\1|p' \
+		"$SIW_TMP/dumpcap.out" | sed -n 1p)
+	[ "${drops:-1}" -eq 0 ] || return 75
+}
+nfs_capture_decode() {
+	local cap=$1
+	shift
+	"$src/tests/wire/nfs_decode.sh" "$cap" "$@" > "$SIW_TMP/decode.out" 2>&1
 }

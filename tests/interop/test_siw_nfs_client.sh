@@ -14,9 +14,13 @@
 # - READLINK of a link made in the guest; mkdir, mv and rm by the tool,
 #   each seen in the export, with a GETATTR after each;
 # - errors as the NFS errors they are: NFS3ERR_NOENT for a missing
-#   file, NFS3ERR_ACCES for a file of mode 0600 read as another uid;
+#   file, NFS3ERR_ACCES for a file of mode 0600 read as another uid,
+#   NFS3ERR_STALE for the handle of a file removed in the guest;
 # - knfsd's side: nfsstat -s counts the READs and WRITEs, svcrdma's
 #   counters the RDMA Reads and Writes;
+# - a session captured on the host's lo decoded by tshark down to NFS
+#   procedures with no malformed frame (tests/wire/nfs_decode.sh; the
+#   capture is kept as interop-nfs-client.pcapng in the build dir);
 # - knfsd's threads stopped (rpc.nfsd 0) in the middle of a 64 MiB get:
 #   the tool ends with a transport error within its timeout, no hang.
 #
@@ -148,6 +152,19 @@ else
 	bad "a file of mode 0600 read as uid 1000: exit $st, $out"
 fi
 
+# A handle kept from before the file was removed (uiwarp-nfs stat
+# prints it; a path "@HEX" starts from it): knfsd answers NFS3ERR_STALE
+guest_run -t 30 "echo doomed > $NFS_EXPORT/doomed" > /dev/null 2>&1
+h=$(un stat doomed 2> /dev/null | sed -n 's/^handle=//p')
+guest_run -t 30 "rm $NFS_EXPORT/doomed" > /dev/null 2>&1
+out=$(un stat "$h" 2>&1)
+st=$?
+if [ -n "$h" ] && [ $st -eq 1 ] && grep -q 'NFS3ERR_STALE' <<<"$out"; then
+	ok "the handle of a file removed in the guest: exit 1, NFS3ERR_STALE"
+else
+	bad "the handle ($h) of a file removed in the guest: exit $st, $out"
+fi
+
 # ------------------------------------------------------ knfsd's side
 guest_run -t 20 "nfsstat -s -3 -l | awk '\$1 == \"nfs\" { sub(\":\", \"\", \$4); print \$4, \$5 }'" > "$SIW_TMP/ops1" 2>&1
 knfsd_rdma_stats > "$SIW_TMP/rdma1" 2>&1
@@ -158,6 +175,42 @@ if [ "$o_read" -ge 64 ] && [ "$o_write" -ge 64 ] && [ "$r_read" -ge 64 ] && [ "$
 else
 	bad "knfsd: nfsstat -s $o_read READs, $o_write WRITEs; svcrdma $r_read RDMA Reads, $r_write RDMA Writes"
 	show "$SIW_TMP/ops1" "$SIW_TMP/rdma1"
+fi
+
+# ------------------------------------------------- a captured session
+# A session of uiwarp-nfs against knfsd captured on the host's lo and
+# decoded by tshark down to NFS procedures (tests/wire/nfs_decode.sh):
+# MOUNT, a 1 MiB put and get, a listing by Reply chunk, READLINK and a
+# missing file; no malformed frame.  Again (3 times at most) when TCP
+# lost segments on lo or dumpcap dropped some.
+head -c 1048576 /dev/urandom > "$H/cap.bin"
+for try in 1 2 3; do
+	nfs_capture_start "$SIW_TMP/client.pcapng" "$KNFSD_RDMA_PORT" "$KNFSD_MOUNT_PORT" ||
+		{ bad "dumpcap did not start: $(cat "$SIW_TMP/dumpcap.out")"; break; }
+	# one call at a time: with several READs in flight tshark 4.0 once
+	# put a Write chunk together from the wrong fragments
+	# (docs/rpcrdma-wireshark.md)
+	un --depth=1 put "$H/cap.bin" cap.bin > /dev/null 2>&1 &&
+		un --depth=1 get cap.bin "$H/cap.got" > /dev/null 2>&1 &&
+		un ls many > /dev/null 2>&1 && un readlink lnk > /dev/null 2>&1
+	st=$?
+	un stat not-there > /dev/null 2>&1
+	nfs_capture_stop
+	cst=$?
+	[ $cst -eq 75 ] && continue
+	nfs_capture_decode "$SIW_TMP/client.pcapng" --mount --noent 1 \
+		--procs "FSINFO LOOKUP CREATE WRITE COMMIT READ READDIRPLUS READLINK" \
+		--read 1048576 --write 1048576 --read-lists 1 --write-lists 2 --nomsg 1
+	dst=$?
+	[ $dst -eq 75 ] && continue
+	break
+done
+cp "$SIW_TMP/client.pcapng" "$build/interop-nfs-client.pcapng" 2> /dev/null
+if [ $st -eq 0 ] && [ $cst -eq 0 ] && [ $dst -eq 0 ] && cmp -s "$H/cap.bin" "$H/cap.got"; then
+	ok "tshark decodes the captured session (try $try) down to NFS procedures, no malformed frame: $(grep -E '^[0-9]+ calls' "$SIW_TMP/decode.out"); $(grep '^READ data' "$SIW_TMP/decode.out")"
+else
+	bad "the captured session: tool $st, capture $cst, decoding $dst (try $try)"
+	show "$SIW_TMP/decode.out"
 fi
 
 # ------------------------------------------- the server goes away mid-get

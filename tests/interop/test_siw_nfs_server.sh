@@ -20,6 +20,10 @@
 # - the restarted server's counts at SIGTERM: the guest's WRITE data came
 #   by RDMA Read (Read chunks), its READ data of the copy read back went
 #   by RDMA Write (Write chunks), at least one per wsize / rsize;
+# - a session of the Linux client (mount, a 1 MiB file in and out, a
+#   listing, a symbolic link) captured on the host's lo and decoded by
+#   tshark down to NFS procedures with no malformed frame
+#   (tests/wire/nfs_decode.sh; kept as interop-nfs-server.pcapng);
 # - the guest killed (QEMU stopped) in the middle of a copy: the server's
 #   usage line comes back to zero connections, registrations and memory.
 #
@@ -203,6 +207,48 @@ if [[ $line == *"rdma_conns=0 mrs=0 held=0"* ]]; then
 	ok "after umount: $line"
 else
 	bad "after umount the server still holds something: $line"
+fi
+
+# ------------------------------------------------- a captured session
+# The Linux client's session with uiwarp-nfsd, captured on the host's lo
+# (QEMU's connections to the server's ports cross it) from the mount on:
+# a 1 MiB file copied in and, after a drop of the caches, out; a listing;
+# a symbolic link made and read.  tshark decodes it down to NFS
+# procedures with no malformed frame (tests/wire/nfs_decode.sh).  Again
+# (3 times at most) when TCP lost segments on lo or dumpcap dropped some.
+CAPMNT=/mnt/cap
+guest_run -t 60 "head -c 1048576 /dev/urandom > /tmp/cap.bin" > /dev/null 2>&1
+for try in 1 2 3; do
+	guest_run -t 30 "rm -f $MNT/cap.bin $MNT/cap.link" > /dev/null 2>&1
+	rm -f "$EXP/cap.bin" "$EXP/cap.link"
+	nfs_capture_start "$SIW_TMP/server.pcapng" "$NFSD_RDMA_PORT" "$NFSD_MOUNT_PORT" ||
+		{ bad "dumpcap did not start: $(cat "$SIW_TMP/dumpcap.out")"; break; }
+	guest_nfs_mount "$GUEST_HOST_ADDR:/" "$CAPMNT" rdma > /dev/null 2>&1 &&
+		guest_run -t 120 "set -e; cp /tmp/cap.bin $CAPMNT/cap.bin; sync
+			echo 3 > /proc/sys/vm/drop_caches
+			cmp /tmp/cap.bin $CAPMNT/cap.bin
+			ls $CAPMNT > /dev/null
+			ln -s cap.bin $CAPMNT/cap.link
+			echo 3 > /proc/sys/vm/drop_caches
+			readlink $CAPMNT/cap.link" > "$SIW_TMP/cap.out" 2>&1 &&
+		guest_nfs_umount "$CAPMNT"
+	st=$?
+	nfs_capture_stop
+	cst=$?
+	[ $cst -eq 75 ] && continue
+	nfs_capture_decode "$SIW_TMP/server.pcapng" --noent any \
+		--procs "FSINFO LOOKUP CREATE WRITE READ SYMLINK READLINK" \
+		--read 1048576 --write 1048576 --read-lists 1 --write-lists 2
+	dst=$?
+	[ $dst -eq 75 ] && continue
+	break
+done
+cp "$SIW_TMP/server.pcapng" "$build/interop-nfs-server.pcapng" 2> /dev/null
+if [ $st -eq 0 ] && [ $cst -eq 0 ] && [ $dst -eq 0 ]; then
+	ok "tshark decodes the Linux client's captured session (try $try) down to NFS procedures, no malformed frame: $(grep -E '^[0-9]+ calls' "$SIW_TMP/decode.out"); $(grep '^READ data' "$SIW_TMP/decode.out")"
+else
+	bad "the captured session: guest $st, capture $cst, decoding $dst (try $try)"
+	show "$SIW_TMP/cap.out" "$SIW_TMP/decode.out"
 fi
 
 # --------------------------------------------- the client killed mid-copy

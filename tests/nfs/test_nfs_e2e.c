@@ -364,6 +364,33 @@ static void test_stat(void **state)
 	expect_ok(&r);
 	assert_non_null(strstr(r.out, "type=regular"));
 	done(&r);
+
+	/* the handle stat prints names the object as a path's start */
+	{
+		char h[2 * 64 + 8], path[sizeof(h) + 8];
+		const char *p;
+
+		RUN(&r, "stat", "dir");
+		expect_ok(&r);
+		p = strstr(r.out, "\nhandle=@");
+		assert_non_null(p);
+		assert_int_equal(sscanf(p, "\nhandle=%136s", h), 1);
+		assert_true(strlen(h) > 1 && strlen(h) % 2 == 1);
+		done(&r);
+		snprintf(path, sizeof(path), "%s/sub/x", h);
+		RUN(&r, "stat", path);
+		expect_ok(&r);
+		assert_non_null(strstr(r.out, "type=regular"));
+		done(&r);
+	}
+	/* not hex, or an odd number of digits: exit 1, said why */
+	RUN(&r, "stat", "@zz");
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "a file handle is 1 to 64 octets in hex"));
+	done(&r);
+	RUN(&r, "stat", "@abc");
+	assert_int_equal(r.status, 1);
+	done(&r);
 }
 
 static void test_changes(void **state)

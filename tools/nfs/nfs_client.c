@@ -565,14 +565,56 @@ int nfsc_lookup_name(struct nfsc *c, const nfs_fh3 *dir, const char *fname,
 
 #define MAX_PARTS 256
 
+/* "@HEX": a file handle given by its octets in hex (as stat prints
+ * it), for a path that starts from it; NFSC_ERR_LOCAL when it is not
+ * one (odd, not hex, longer than NFS3_FHSIZE, RFC 1813 §2.4). */
+static int fh_of_hex(struct nfsc *c, const char *hex, struct nfsc_fh *fh)
+{
+	size_t len = strlen(hex), i;
+
+	if (!len || len % 2 || len / 2 > NFS3_FHSIZE ||
+	    strspn(hex, "0123456789abcdefABCDEF") != len) {
+		set_err(c, "a file handle is 1 to %d octets in hex",
+			NFS3_FHSIZE);
+		return NFSC_ERR_LOCAL;
+	}
+	for (i = 0; i < len / 2; i++) {
+		unsigned v;
+
+		sscanf(hex + 2 * i, "%2x", &v);
+		fh->data[i] = (char)v;
+	}
+	fh->fh.data.data_len = (u_int)(len / 2);
+	fh->fh.data.data_val = fh->data;
+	return 0;
+}
+
+void nfsc_fh_hex(const nfs_fh3 *fh, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (i = 0; i < fh->data.data_len && o + 3 <= len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%02x",
+				      (uint8_t)fh->data.data_val[i]);
+}
+
 static int walk(struct nfsc *c, const char **parts, int n,
 		struct nfsc_fh *fh, fattr3 *a)
 {
 	bool have_a = false;
-	int i, rc;
+	int i = 0, rc;
 
-	nfsc_fh_set(fh, &c->root);
-	for (i = 0; i < n; i++) {
+	if (n > 0 && parts[0][0] == '@') {
+		rc = fh_of_hex(c, parts[0] + 1, fh);
+		if (rc)
+			return rc;
+		i = 1;
+	} else {
+		nfsc_fh_set(fh, &c->root);
+	}
+	for (; i < n; i++) {
 		rc = lookup_one(c, fh, parts[i], a, &have_a);
 		if (rc)
 			return rc;

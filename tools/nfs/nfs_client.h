@@ -104,7 +104,10 @@ struct nfsc_fh {
 };
 void nfsc_fh_set(struct nfsc_fh *dst, const nfs_fh3 *src);
 
-/* The handle (and attributes, a may be NULL) of path. */
+/* A handle's octets in hex (what a path "@HEX" names), cut to len. */
+void nfsc_fh_hex(const nfs_fh3 *fh, char *buf, size_t len);
+/* The handle (and attributes, a may be NULL) of path: from the export's
+ * root, or from the handle "@HEX" of its first component. */
 int nfsc_lookup(struct nfsc *c, const char *path, struct nfsc_fh *fh,
 		fattr3 *a);
 /* The handle of path's directory, and its last component in name. */

@@ -225,6 +225,7 @@ static void print_time(const char *key, const nfstime3 *t)
 
 static int cmd_stat(struct args *a)
 {
+	char hex[2 * NFS3_FHSIZE + 1];
 	struct nfsc_fh fh;
 	fattr3 f;
 	int rc = nfsc_lookup(&c, a->v[0], &fh, &f);
@@ -240,6 +241,8 @@ static int cmd_stat(struct args *a)
 	print_time("atime", &f.atime);
 	print_time("mtime", &f.mtime);
 	print_time("ctime", &f.ctime);
+	nfsc_fh_hex(&fh.fh, hex, sizeof(hex));
+	printf("handle=@%s\n", hex);
 	return 0;
 }
 
