@@ -109,8 +109,10 @@ fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Sanitizer builds, each in its own directory.  check-asan (part of `make
-# check`): unit, loopback and conformance tests and the drop-in libraries'
-# C tests (label compat-c) under ASan+UBSan; use_sigaltstack=0 because
+# check`): unit, loopback and conformance tests, the drop-in libraries'
+# C tests (label compat-c), RPC-over-RDMA's (rpcrdma-c) and the NFS
+# programs' (nfs, which run uiwarp-nfs and uiwarp-nfsd built the same
+# way) under ASan+UBSan; use_sigaltstack=0 because
 # ASan's own alternate signal stack trips over a thread ended by
 # pthread_cancel (test_ibv_local cancels one, as rping does).  tsan (not
 # part of check): the unit, loopback, conformance and fault-proxy tests
@@ -129,7 +131,7 @@ check-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cd $(ASAN_BUILD) && \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|compat-c|rpcrdma-c'
+	ctest --output-on-failure -j $(JOBS) -L 'unit|loopback|conformance|compat-c|rpcrdma-c|nfs'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DUIW_SANITIZE=thread $(CMAKE_FLAGS)

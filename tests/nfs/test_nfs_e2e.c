@@ -367,14 +367,14 @@ static void test_stat(void **state)
 
 	/* the handle stat prints names the object as a path's start */
 	{
-		char h[2 * 64 + 8], path[sizeof(h) + 8];
+		char h[2 * 64 + 16], path[sizeof(h) + 8];
 		const char *p;
 
 		RUN(&r, "stat", "dir");
 		expect_ok(&r);
 		p = strstr(r.out, "\nhandle=@");
 		assert_non_null(p);
-		assert_int_equal(sscanf(p, "\nhandle=%136s", h), 1);
+		assert_int_equal(sscanf(p, "\nhandle=%143s", h), 1);
 		assert_true(strlen(h) > 1 && strlen(h) % 2 == 1);
 		done(&r);
 		snprintf(path, sizeof(path), "%s/sub/x", h);

@@ -145,6 +145,15 @@ static CLIENT *nfs_tcp(void)
 	return cl;
 }
 
+/* libtirpc's clnt_destroy leaves cl_auth to its owner (clnt_vc as
+ * ours), so the AUTH_SYS handle goes first. */
+static void cl_done(CLIENT *cl)
+{
+	if (cl->cl_auth)
+		auth_destroy(cl->cl_auth);
+	clnt_destroy(cl);
+}
+
 static nfs_fh3 root_fh;
 static char root_buf[NFS3_FHSIZE];
 
@@ -175,7 +184,7 @@ static void do_mount(void)
 	memset(&r, 0, sizeof(r));
 	assert_int_equal(mountproc3_mnt_3(&p, &r, cl), RPC_SUCCESS);
 	assert_int_equal(r.fhs_status, MNT3ERR_NOENT);
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 /* A handle kept beyond its reply. */
@@ -340,7 +349,7 @@ static void test_rdma_io(void **state)
 	assert_true(uiw_rpcrdma_clnt_stats(cl, &s));
 	assert_true(s.write_chunks > 0 && s.write_bytes >= 4194304);
 	assert_true(s.read_chunks > 0 && s.read_bytes >= 4194304);
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 static void test_tcp_io(void **state)
@@ -348,7 +357,7 @@ static void test_tcp_io(void **state)
 	CLIENT *cl = nfs_tcp();
 
 	test_io(cl, "tcp");
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 static void test_namespace(void **state)
@@ -454,7 +463,7 @@ static void test_namespace(void **state)
 		assert_int_equal(r.FSINFO3res_u.resok.wtmax, 1048576);
 		assert_int_equal(r.FSINFO3res_u.resok.dtpref, 65536);
 	}
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 /* 2000 entries, READDIR and READDIRPLUS with 64 KiB replies (Reply
@@ -536,7 +545,7 @@ static void test_readdir(void **state)
 		assert_int_equal(nfsproc3_readdir_3(&a, &r, cl), RPC_SUCCESS);
 		assert_int_equal(r.status, NFS3ERR_TOOSMALL);
 	}
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 static uint8_t key[NFS_FH_KEYLEN];
@@ -569,8 +578,10 @@ static void test_security(void **state)
 	/* the right key, another export's id */
 	assert_true(nfs_fh_decode(key, 0, forged, NFS_FH_LEN, &h) == false);
 	{
-		uint32_t id = (uint32_t)(forged[4] << 24 | forged[5] << 16 |
-					 forged[6] << 8 | forged[7]);
+		uint32_t id = (uint32_t)(uint8_t)forged[4] << 24 |
+			      (uint32_t)(uint8_t)forged[5] << 16 |
+			      (uint32_t)(uint8_t)forged[6] << 8 |
+			      (uint8_t)forged[7];
 
 		assert_true(nfs_fh_decode(key, id, forged, NFS_FH_LEN, &h));
 		h.export_id = id + 1;
@@ -646,7 +657,7 @@ static void test_security(void **state)
 		auth_destroy(cl->cl_auth);
 		cl->cl_auth = root_auth;
 	}
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 /* A handle from before a restart with the same key still works. */
@@ -658,14 +669,14 @@ static void test_restart(void **state)
 
 	mkdir_ok(cl, "keep", &sub);
 	assert_int_equal(create(cl, &sub.h, "kept", UNCHECKED, 0644, &f), NFS3_OK);
-	clnt_destroy(cl);
+	cl_done(cl);
 	server_stop();
 	server_start(false);
 	cl = nfs_tcp();
 	assert_int_equal(getattr(cl, &f.h, &at), NFS3_OK);
 	assert_int_equal(at.type, NF3REG);
 	assert_int_equal(getattr(cl, &root_fh, NULL), NFS3_OK);
-	clnt_destroy(cl);
+	cl_done(cl);
 }
 
 /* A client killed in the middle of a WRITE stream: its connection and
