@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -358,6 +359,125 @@ static void test_tcp_io(void **state)
 
 	test_io(cl, "tcp");
 	cl_done(cl);
+}
+
+/* Several clients at once: each its own connection (three over RDMA,
+ * one over TCP) in its own thread, writing a file of its own with
+ * UNSTABLE WRITEs and a COMMIT and reading it back, while the others
+ * do the same; the one server loop serves them all.  The threads check
+ * without cmocka (whose asserts belong to the test's thread) and say
+ * what went wrong. */
+#define PEERS 4
+#define PEER_SIZE (3u << 20)
+#define PEER_CHUNK (256u << 10)
+
+struct peer {
+	int i;
+	pthread_t t;
+	char err[160];
+};
+
+static void *peer_run(void *arg)
+{
+	struct peer *p = arg;
+	struct uiw_rpcrdma_opts o;
+	char nm[16];
+	uint8_t *out = malloc(PEER_SIZE), *in = malloc(PEER_SIZE);
+	CLIENT *cl;
+	CREATE3args ca = { .where = { root_fh, nm } };
+	CREATE3res cr = { 0 };
+	struct fh f;
+	uint32_t off;
+
+	snprintf(nm, sizeof(nm), "peer%d", p->i);
+	uiw_rpcrdma_opts_init(&o, false);
+	o.ulb = uiw_rpcrdma_ulb_nfs();
+	cl = p->i == PEERS - 1 ?
+	     uiw_ru_clnt_ip("127.0.0.1", tport, SOCK_STREAM, NFS_PROGRAM, NFS_V3) :
+	     uiw_rpcrdma_clnt_create("127.0.0.1", rport, NFS_PROGRAM, NFS_V3, &o);
+	if (!cl || !out || !in) {
+		snprintf(p->err, sizeof(p->err), "no client or memory");
+		goto out;
+	}
+	cl->cl_auth = authunix_create_default();
+	for (off = 0; off < PEER_SIZE; off++)
+		out[off] = (uint8_t)(off * 7 + (uint32_t)p->i * 131);
+	ca.how.mode = UNCHECKED;
+	if (nfsproc3_create_3(&ca, &cr, cl) != RPC_SUCCESS || cr.status ||
+	    !cr.CREATE3res_u.resok.obj.handle_follows) {
+		snprintf(p->err, sizeof(p->err), "CREATE %s", nm);
+		goto out;
+	}
+	fh_keep(&f, &cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle);
+	clnt_freeres(cl, (xdrproc_t)xdr_CREATE3res, (char *)&cr);
+	for (off = 0; off < PEER_SIZE; off += PEER_CHUNK) {
+		WRITE3args a = { f.h, off, PEER_CHUNK, UNSTABLE,
+				 { PEER_CHUNK, (char *)out + off } };
+		WRITE3res r = { 0 };
+
+		if (nfsproc3_write_3(&a, &r, cl) != RPC_SUCCESS || r.status ||
+		    r.WRITE3res_u.resok.count != PEER_CHUNK) {
+			snprintf(p->err, sizeof(p->err), "WRITE at %u", off);
+			goto out;
+		}
+		clnt_freeres(cl, (xdrproc_t)xdr_WRITE3res, (char *)&r);
+	}
+	{
+		COMMIT3args a = { f.h, 0, 0 };
+		COMMIT3res r = { 0 };
+
+		if (nfsproc3_commit_3(&a, &r, cl) != RPC_SUCCESS || r.status) {
+			snprintf(p->err, sizeof(p->err), "COMMIT");
+			goto out;
+		}
+		clnt_freeres(cl, (xdrproc_t)xdr_COMMIT3res, (char *)&r);
+	}
+	for (off = 0; off < PEER_SIZE; off += PEER_CHUNK) {
+		READ3args a = { f.h, off, PEER_CHUNK };
+		READ3res r = { 0 };
+
+		if (nfsproc3_read_3(&a, &r, cl) != RPC_SUCCESS || r.status ||
+		    r.READ3res_u.resok.data.data_len != PEER_CHUNK) {
+			snprintf(p->err, sizeof(p->err), "READ at %u", off);
+			goto out;
+		}
+		memcpy(in + off, r.READ3res_u.resok.data.data_val, PEER_CHUNK);
+		clnt_freeres(cl, (xdrproc_t)xdr_READ3res, (char *)&r);
+	}
+	if (memcmp(in, out, PEER_SIZE))
+		snprintf(p->err, sizeof(p->err), "%s read back differs", nm);
+out:
+	if (cl)
+		cl_done(cl);
+	free(in);
+	free(out);
+	return NULL;
+}
+
+static void test_several_clients(void **state)
+{
+	struct peer p[PEERS];
+	int i;
+
+	for (i = 0; i < PEERS; i++) {
+		p[i] = (struct peer){ .i = i };
+		assert_int_equal(pthread_create(&p[i].t, NULL, peer_run, &p[i]), 0);
+	}
+	for (i = 0; i < PEERS; i++) {
+		assert_int_equal(pthread_join(p[i].t, NULL), 0);
+		if (p[i].err[0])
+			fail_msg("client %d (%s): %s", i,
+				 i == PEERS - 1 ? "tcp" : "rdma", p[i].err);
+	}
+	/* each file as its client wrote it, on the server's disk */
+	for (i = 0; i < PEERS; i++) {
+		char path[600];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/peer%d", exp_dir, i);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_size, PEER_SIZE);
+	}
 }
 
 static void test_namespace(void **state)
@@ -798,6 +918,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_namespace),
 		cmocka_unit_test(test_rdma_io),
 		cmocka_unit_test(test_tcp_io),
+		cmocka_unit_test(test_several_clients),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_security),
 		cmocka_unit_test(test_killed_client),
