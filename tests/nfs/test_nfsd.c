@@ -588,6 +588,63 @@ static void test_namespace(void **state)
 
 /* 2000 entries, READDIR and READDIRPLUS with 64 KiB replies (Reply
  * chunks over RDMA), each name once. */
+/* A READDIRPLUS asking for 4 GiB of a directory of 9000 entries with
+ * names of 250 octets (over 3 MiB encoded): each reply stays within the
+ * server's bound, and so within the Reply chunk of 1 MiB offered over
+ * RDMA; the cookies lead through every entry once. */
+#define HUGE_N 9000
+
+static void test_readdir_huge_count(void **state)
+{
+	CLIENT *cl = nfs_rdma();
+	static unsigned char seen[HUGE_N];
+	char path[700];
+	struct fh d;
+	cookie3 ck = 0;
+	bool eof = false;
+	unsigned total = 0, replies = 0;
+
+	snprintf(path, sizeof(path), "%s/huge", exp_dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	for (int i = 0; i < HUGE_N; i++) {
+		int fd;
+
+		/* names of 250 octets: the longest entries a reply of
+		 * 1 MiB holds fewer of than the server keeps per call */
+		snprintf(path, sizeof(path), "%s/huge/entry-%05d-%0238d",
+			 exp_dir, i, 0);
+		fd = open(path, O_CREAT | O_WRONLY, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	assert_int_equal(lookup(cl, &root_fh, "huge", &d), NFS3_OK);
+	while (!eof) {
+		READDIRPLUS3args a = { d.h, ck, { 0 }, UINT32_MAX, UINT32_MAX };
+		READDIRPLUS3res r = { 0 };
+
+		assert_int_equal(nfsproc3_readdirplus_3(&a, &r, cl), RPC_SUCCESS);
+		assert_int_equal(r.status, NFS3_OK);
+		for (entryplus3 *e = r.READDIRPLUS3res_u.resok.reply.entries; e;
+		     e = e->nextentry) {
+			int k;
+
+			ck = e->cookie;
+			if (sscanf(e->name, "entry-%d-", &k) == 1) {
+				assert_true(k >= 0 && k < HUGE_N);
+				assert_int_equal(seen[k], 0);
+				seen[k] = 1;
+				total++;
+			}
+		}
+		eof = r.READDIRPLUS3res_u.resok.reply.eof;
+		clnt_freeres(cl, (xdrproc_t)xdr_READDIRPLUS3res, (char *)&r);
+		replies++;
+	}
+	assert_int_equal(total, HUGE_N);
+	assert_true(replies >= 3);
+	cl_done(cl);
+}
+
 static void test_readdir(void **state)
 {
 	CLIENT *cl = nfs_rdma();
@@ -919,6 +976,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rdma_io),
 		cmocka_unit_test(test_tcp_io),
 		cmocka_unit_test(test_several_clients),
+		cmocka_unit_test(test_readdir_huge_count),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_security),
 		cmocka_unit_test(test_killed_client),

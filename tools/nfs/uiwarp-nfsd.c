@@ -30,6 +30,7 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/param.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -972,6 +973,12 @@ bool_t nfsproc3_link_3_svc(LINK3args *a, LINK3res *r, struct svc_req *rq)
 #define FATTR3_LEN 84
 /* status, post_op_attr, cookieverf, the list's end and eof */
 #define DIR_REPLY_HEAD (4 + 4 + FATTR3_LEN + 8 + 4 + 4)
+/* A READDIR or READDIRPLUS reply is held whole in memory before it is
+ * sent: however large a count the client asks for, one reply stays
+ * within this (RFC 1813 §3.3.16 lets the server return fewer entries;
+ * the client goes on from the last cookie), and with the RPC reply's own
+ * header it fits a Reply chunk of 1 MiB (RFC 8166 §3.5.3). */
+#define DIR_REPLY_MAX (1024 * 1024 - 4096)
 
 struct dir_walk {
 	uint64_t cookie;
@@ -1079,7 +1086,8 @@ bool_t nfsproc3_readdir_3_svc(READDIR3args *a, READDIR3res *r,
 		return TRUE;
 	if (!S_ISDIR(d.st.st_mode))
 		r->status = NFS3ERR_NOTDIR;
-	w.budget = a->count > DIR_REPLY_HEAD ? a->count - DIR_REPLY_HEAD : 0;
+	w.budget = a->count > DIR_REPLY_HEAD ?
+		   MIN(a->count, DIR_REPLY_MAX) - DIR_REPLY_HEAD : 0;
 	w.dirbudget = SIZE_MAX;
 	if (!r->status) {
 		dir_walk(&w);
@@ -1111,8 +1119,8 @@ bool_t nfsproc3_readdirplus_3_svc(READDIRPLUS3args *a, READDIRPLUS3res *r,
 	if (!S_ISDIR(d.st.st_mode))
 		r->status = NFS3ERR_NOTDIR;
 	w.budget = a->maxcount > DIR_REPLY_HEAD ?
-		   a->maxcount - DIR_REPLY_HEAD : 0;
-	w.dirbudget = a->dircount;
+		   MIN(a->maxcount, DIR_REPLY_MAX) - DIR_REPLY_HEAD : 0;
+	w.dirbudget = MIN(a->dircount, DIR_REPLY_MAX);
 	if (!r->status) {
 		dir_walk(&w);
 		r->status = w.status;
