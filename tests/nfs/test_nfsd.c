@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,8 @@ static void server_start(bool squash)
 	srv = fork();
 	assert_true(srv >= 0);
 	if (srv == 0) {
+		/* the server ends with the test, even one that crashed */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], 1);
 		dup2(errp[1], 2);
 		execl(server_bin, server_bin, "--port", "0", "--tcp-port",
@@ -884,6 +887,7 @@ static void test_killed_client(void **state)
 		int in[2];
 
 		close(go[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (pipe(in) || write(in[1], root_fh.data.data_val, NFS_FH_LEN) !=
 		    NFS_FH_LEN)
 			_exit(127);
