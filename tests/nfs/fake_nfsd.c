@@ -44,6 +44,7 @@ static uint32_t next_gen = 1;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_counts counts;
 static int silent_after = -1;
+static unsigned jukebox_reads;
 static unsigned verf_change_at;
 static uint64_t verf = 0x1122334455667788ull;
 static unsigned signal_at;
@@ -146,6 +147,7 @@ void fake_reset(size_t big_size)
 	new_node(ROOT, "empty", NF3DIR, 0755);
 	memset(&counts, 0, sizeof(counts));
 	silent_after = -1;
+	jukebox_reads = 0;
 	verf_change_at = 0;
 	signal_at = 0;
 	pthread_mutex_unlock(&mu);
@@ -198,6 +200,13 @@ void fake_counts(struct fake_counts *c)
 {
 	pthread_mutex_lock(&mu);
 	*c = counts;
+	pthread_mutex_unlock(&mu);
+}
+
+void fake_jukebox_reads(unsigned n)
+{
+	pthread_mutex_lock(&mu);
+	jukebox_reads = n;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -411,6 +420,11 @@ bool_t nfsproc3_read_3_svc(READ3args *a, READ3res *r, struct svc_req *rq)
 		/* no reply: rpcgen's dispatcher sends none for FALSE */
 		pthread_mutex_unlock(&mu);
 		return FALSE;
+	}
+	if (jukebox_reads) {
+		jukebox_reads--;
+		r->status = NFS3ERR_JUKEBOX;
+		END();
 	}
 	NODE(n, &a->file, r);
 	if (nodes[n].type != NF3REG) {

@@ -43,6 +43,8 @@ struct fake_counts {
 	unsigned last_uid, last_gid;
 };
 void fake_counts(struct fake_counts *c);
+/* The next n READs are answered NFS3ERR_JUKEBOX. */
+void fake_jukebox_reads(unsigned n);
 /* READs after the first n are not answered (n < 0: all are). */
 void fake_silent_reads_after(int n);
 /* The write verifier changes once, after the n-th WRITE (0: never). */

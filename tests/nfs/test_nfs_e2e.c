@@ -521,6 +521,33 @@ static void test_errors(void **state)
 	assert_non_null(strstr(r.err, "NFS3ERR_NOTDIR (Not a directory)"));
 	done(&r);
 
+	/* RFC 1813 §2.6: NFS3ERR_JUKEBOX is waited out and the call sent
+	 * again (here 3 times: 100 + 200 + 400 ms); one that lasts beyond
+	 * the timeout stands */
+	{
+		struct fake_counts c0, c1;
+
+		fake_counts(&c0);
+		fake_jukebox_reads(3);
+		RUN(&r, "get", "hello.txt");
+		expect_ok(&r);
+		assert_int_equal(r.outlen, 13);
+		assert_memory_equal(r.out, "hello, world\n", 13);
+		assert_true(r.secs >= 0.6);
+		fake_counts(&c1);
+		assert_int_equal(c1.reads - c0.reads, 4);
+		done(&r);
+
+		fake_jukebox_reads(1000);
+		run_opts(&r, (const char *const[]){ "-T", "1", NULL },
+			 (const char *const[]){ "get", "hello.txt", NULL });
+		assert_int_equal(r.status, 1);
+		assert_non_null(strstr(r.err, "NFS3ERR_JUKEBOX"));
+		assert_true(r.secs < 5);
+		done(&r);
+		fake_jukebox_reads(0);
+	}
+
 	RUN(&r, "frobnicate");
 	assert_int_equal(r.status, 2);
 	done(&r);

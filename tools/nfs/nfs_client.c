@@ -4,6 +4,7 @@
 #include "nfs_client.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,14 +255,31 @@ int nfsc_call(struct nfsc *c, rpcproc_t proc, void *args, void *res)
 		set_err(c, "procedure %u is not called by this client", proc);
 		return NFSC_ERR_RPC;
 	}
-	memset(res, 0, p->res_size);
-	rc = nfsc_rpc(c, c->nfs, proc, p->name, p->args, args, p->res, res,
-		      p->idempotent);
-	if (rc)
-		return rc;
-	/* every NFS version 3 result is a union on nfsstat3, its first
-	 * member */
-	return (int)*(nfsstat3 *)res;
+	/* RFC 1813 §2.6, NFS3ERR_JUKEBOX: the server could not complete
+	 * the request in time (a file being brought back, a server going
+	 * down); the client waits and sends it again as a new call.  Here
+	 * from 100 ms, doubling to 1 s, for as long as the session's
+	 * timeout allows, then the error stands. */
+	for (unsigned waited_ms = 0, wait_ms = 100;; wait_ms *= 2) {
+		memset(res, 0, p->res_size);
+		rc = nfsc_rpc(c, c->nfs, proc, p->name, p->args, args, p->res,
+			      res, p->idempotent);
+		if (rc)
+			return rc;
+		/* every NFS version 3 result is a union on nfsstat3, its
+		 * first member */
+		rc = (int)*(nfsstat3 *)res;
+		if (rc != NFS3ERR_JUKEBOX)
+			return rc;
+		if (wait_ms > 1000)
+			wait_ms = 1000;
+		if (waited_ms + wait_ms > c->o.timeout_s * 1000u ||
+		    (c->o.stopped && c->o.stopped()))
+			return rc;
+		nfsc_free(proc, res);
+		poll(NULL, 0, (int)wait_ms);
+		waited_ms += wait_ms;
+	}
 }
 
 void nfsc_free(rpcproc_t proc, void *res)
